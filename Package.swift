@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module graph (see docs/architecture.md): nothing imports "upward"; the C shims are imported
+// by one module each (InputModel only takes names from CEvdev; InputDevices owns the handles).
+let package = Package(
+    name: "evflow",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Reactive", targets: ["Reactive"]),
+        .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
+        .executable(name: "evflowd", targets: ["evflowd"]),
+        .executable(name: "evflowctl", targets: ["evflowctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // C shims: module maps + forwarding headers only.
+        .systemLibrary(name: "CEvdev", path: "CShims/CEvdev", pkgConfig: "libevdev",
+                       providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CUdev", path: "CShims/CUdev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CSystemd", path: "CShims/CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+
+        .target(name: "Reactive"),
+        .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
+        .target(name: "InputModel", dependencies: ["CEvdev"]),
+        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev"]),
+        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),
+        .target(name: "StateServer", dependencies: [
+            "Reactive", "InputModel", "Pipeline",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "evflowd", dependencies: [
+            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "CSystemd",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .executableTarget(name: "evflowctl", dependencies: [
+            "InputModel", "Recording", "Pipeline", "StateServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "ReactiveTests", dependencies: ["Reactive", "ReactiveTesting"]),
+        .testTarget(name: "InputModelTests", dependencies: ["InputModel"]),
+        .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "Recording", "ReactiveTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
