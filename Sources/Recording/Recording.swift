@@ -1,0 +1,154 @@
+import Foundation
+import InputModel
+
+/// A parsed recording: one or more devices and their events on one shared time base.
+///
+/// Time model (see docs/formats/evemu.md): every file has one time base, the raw timestamp of
+/// its earliest event. `InputEvent.time` is the event's offset from that base in nanoseconds,
+/// so the earliest event of a file is always at 0 ns, whatever the file wrote (evemu-record
+/// writes `0.000001`, older files wrote epoch seconds, hand-made files often write zeros).
+/// Several devices of one libinput record file share that one base, so their events stay
+/// correctly interleaved.
+public struct Recording: Hashable, Sendable {
+    /// The recorded devices, in file order.
+    public var devices: [RecordedDevice]
+    /// Raw timestamp (microseconds, as written in the file) that maps to time 0.
+    public var startMicroseconds: Int64
+    /// What kind of timestamps the file had.
+    public var timestampKind: TimestampKind
+
+    /// Creates a recording.
+    public init(devices: [RecordedDevice], startMicroseconds: Int64 = 0,
+                timestampKind: TimestampKind = .relative) {
+        self.devices = devices
+        self.startMicroseconds = startMicroseconds
+        self.timestampKind = timestampKind
+    }
+
+    /// Total number of events of all devices (`SYN_REPORT`s included).
+    public var eventCount: Int { devices.reduce(0) { $0 + $1.events.count } }
+}
+
+/// How a file wrote its timestamps. Informational only: the time model is the same for all.
+public enum TimestampKind: String, Hashable, Sendable {
+    /// Offsets from the start of the recording (evemu-record ≥ 2.0, libinput record).
+    case relative
+    /// Wall-clock times (`CLOCK_REALTIME` seconds since 1970), as old evemu-record wrote.
+    case absolute
+    /// Every event has the timestamp 0 (hand-written files); all events are at time 0.
+    case allZero
+    /// The file holds no events.
+    case none
+
+    /// Classifies a file by its first and last raw timestamps (µs); nil when it has no events.
+    static func classify(first: Int64?, last: Int64?) -> TimestampKind {
+        guard let first, let last else { return .none }
+        if first == 0 && last == 0 { return .allZero }
+        // 2001-09-09 in epoch seconds: no relative recording is 31 years long.
+        return first >= 1_000_000_000 * 1_000_000 ? .absolute : .relative
+    }
+}
+
+/// One device of a recording: its description, its events and its initial LED/switch state.
+public struct RecordedDevice: Hashable, Sendable {
+    /// Identity, classes and capabilities as recorded.
+    public var info: DeviceInfo
+    /// Every recorded event in file order, `SYN_REPORT`s included, times on the file's time base.
+    public var events: [InputEvent]
+    /// `L:` lines: LED code → state at the start of the recording (evemu writes only lit LEDs).
+    public var ledStates: [UInt16: Int32]
+    /// `S:` lines: switch code → state at the start of the recording (only non-zero ones).
+    public var switchStates: [UInt16: Int32]
+    /// Device node the recording was made from (`/dev/input/event5`), when the format says.
+    public var recordedNode: String?
+
+    /// Creates a recorded device.
+    public init(info: DeviceInfo, events: [InputEvent], ledStates: [UInt16: Int32] = [:],
+                switchStates: [UInt16: Int32] = [:], recordedNode: String? = nil) {
+        self.info = info
+        self.events = events
+        self.ledStates = ledStates
+        self.switchStates = switchStates
+        self.recordedNode = recordedNode
+    }
+
+    /// The events grouped into frames (see `FramedEvents`).
+    public func frames() -> FramedEvents { FramedEvents(grouping: events) }
+}
+
+/// Events grouped into `InputFrame`s, plus whatever followed the last `SYN_REPORT`.
+///
+/// A frame is every event after the previous `SYN_REPORT` up to (not including) the next one;
+/// its time is that `SYN_REPORT`'s time. `SYN_MT_REPORT` and `SYN_DROPPED` stay inside frames
+/// as ordinary events (they are not frame ends). A `SYN_REPORT` directly after another gives a
+/// frame with no events: the kernel sent it, so it is kept. Events after the last
+/// `SYN_REPORT` (a recording cut off mid-frame) are not a frame, because nothing says the
+/// hardware report was complete; they are returned in `incompleteFrame` instead of being
+/// dropped silently, and the caller decides (ReplaySource may deliver or drop them).
+public struct FramedEvents: Hashable, Sendable {
+    /// The complete frames, in order.
+    public var frames: [InputFrame]
+    /// Events after the last `SYN_REPORT`; empty when the events end on a frame boundary.
+    public var incompleteFrame: [InputEvent]
+
+    /// Groups `events` (in time order) into frames.
+    public init(grouping events: [InputEvent]) {
+        var frames: [InputFrame] = []
+        var current: [InputEvent] = []
+        for event in events {
+            if event.isSynReport {
+                frames.append(InputFrame(time: event.time, events: current))
+                current = []
+            } else {
+                current.append(event)
+            }
+        }
+        self.frames = frames
+        self.incompleteFrame = current
+    }
+
+    /// Creates a value from parts.
+    public init(frames: [InputFrame], incompleteFrame: [InputEvent]) {
+        self.frames = frames
+        self.incompleteFrame = incompleteFrame
+    }
+}
+
+extension Recording {
+    /// Reads an evemu or libinput record file, whichever it is.
+    ///
+    /// libinput record files are recognised by their YAML start (`version:`, `ndevices:` or
+    /// `---` on the first line that is not a comment); everything else is read as evemu. An
+    /// evemu events-only file gets its description from the `.desc` file beside it
+    /// (`EvemuReader.descriptionFile(forEvents:)`).
+    public static func read(contentsOf url: URL) throws(RecordingError) -> Recording {
+        let bytes = try EvemuReader.loadFile(url)
+        if looksLikeYAML(bytes) { return try LibinputRecordReader.parse(bytes, file: url.path) }
+        do {
+            return try EvemuReader.parse(bytes, file: url.path)
+        } catch {
+            guard case .missingDescription = error.reason,
+                  let description = EvemuReader.descriptionFile(forEvents: url) else { throw error }
+            return try EvemuReader.parse(events: bytes, file: url.path,
+                                         description: try EvemuReader.loadFile(description),
+                                         descriptionFile: description.path)
+        }
+    }
+
+    /// Whether the first line that is not a comment or blank starts a YAML document.
+    static func looksLikeYAML(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var cursor = ByteCursor(buffer, file: "")
+            while !cursor.atEnd {
+                cursor.skipBlanks()
+                if cursor.atLineEnd {   // blank line or comment
+                    cursor.skipToNextLine()
+                    continue
+                }
+                return cursor.startsWith("version:") || cursor.startsWith("ndevices:")
+                    || cursor.startsWith("---")
+            }
+            return false
+        }
+    }
+}
