@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Create a virtual input device through /dev/uinput, play an event script on it, destroy it.
+
+Used by the e2e tests inside the scripts/vm/run guest. Python standard library only: the uinput
+ioctls are made with fcntl.ioctl, exactly as evflow's Swift code would make them.
+
+  uinput-device.py {keyboard,mouse,switch} [options]
+
+Event script (--events TEXT or --events-file FILE; whitespace separated, '#' starts a comment):
+  CODE=VALUE   one event; CODE is a name (KEY_A, BTN_LEFT, REL_X, SW_LID, ...) or TYPE:CODE
+               in numbers (1:30 or 0x01:0x1e)
+  .            SYN_REPORT (ends a frame)
+  +10ms +0.5s  sleep
+  @FILE        wait until FILE exists (a handshake with the reader)
+Without a script a short default one for the kind is played (see DEFAULT_SCRIPTS).
+
+Modes:
+  --cycles N            create, play, destroy N times (hot-plug loops; --gap between cycles)
+  --destroy-after SECS  loop the script without pauses and destroy the device SECS after
+                        creation, right after an event that is not a SYN_REPORT, so the
+                        reader sees an unfinished frame and then the device vanish
+
+Progress lines on stdout: "created NAME SYSNAME NODE", "played N events", "destroyed SYSNAME".
+"""
+import argparse
+import fcntl
+import os
+import struct
+import sys
+import time
+
+
+# ---------------------------------------------------------------- kernel interface
+def _ioc(direction, nr, size):
+    """The kernel's _IOC(direction, 'U', nr, size) for <linux/uinput.h>."""
+    return (direction << 30) | (size << 16) | (ord("U") << 8) | nr
+
+
+_IOC_NONE, _IOC_WRITE, _IOC_READ = 0, 1, 2
+UI_DEV_CREATE = _ioc(_IOC_NONE, 1, 0)
+UI_DEV_DESTROY = _ioc(_IOC_NONE, 2, 0)
+UI_DEV_SETUP = _ioc(_IOC_WRITE, 3, 92)          # struct uinput_setup
+UI_SET_EVBIT = _ioc(_IOC_WRITE, 100, 4)
+UI_SET_KEYBIT = _ioc(_IOC_WRITE, 101, 4)
+UI_SET_RELBIT = _ioc(_IOC_WRITE, 102, 4)
+UI_SET_PHYS = _ioc(_IOC_WRITE, 108, 8)          # takes a char *
+UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
+UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
+
+EV_SYN, EV_KEY, EV_REL, EV_SW = 0x00, 0x01, 0x02, 0x05
+SYN_REPORT = 0
+BUS_VIRTUAL = 0x06
+INPUT_EVENT = struct.Struct("qqHHi")              # struct input_event on x86_64 (24 bytes)
+UINPUT_SETUP = struct.Struct("HHHH80sI")          # input_id, name[80], ff_effects_max
+
+# Names this script understands (linux/input-event-codes.h). Anything else: TYPE:CODE.
+CODES = {"SYN_REPORT": (EV_SYN, 0)}
+CODES.update({f"KEY_{c}": (EV_KEY, n) for c, n in zip("1234567890", range(2, 12))})
+CODES.update({f"KEY_{c}": (EV_KEY, n) for c, n in zip("QWERTYUIOP", range(16, 26))})
+CODES.update({f"KEY_{c}": (EV_KEY, n) for c, n in zip("ASDFGHJKL", range(30, 39))})
+CODES.update({f"KEY_{c}": (EV_KEY, n) for c, n in zip("ZXCVBNM", range(44, 51))})
+CODES.update({"KEY_ESC": (EV_KEY, 1), "KEY_ENTER": (EV_KEY, 28), "KEY_LEFTCTRL": (EV_KEY, 29),
+              "KEY_LEFTSHIFT": (EV_KEY, 42), "KEY_SPACE": (EV_KEY, 57),
+              "BTN_LEFT": (EV_KEY, 0x110), "BTN_RIGHT": (EV_KEY, 0x111), "BTN_MIDDLE": (EV_KEY, 0x112),
+              "REL_X": (EV_REL, 0x00), "REL_Y": (EV_REL, 0x01), "REL_WHEEL": (EV_REL, 0x08),
+              "SW_LID": (EV_SW, 0x00)})
+
+# What each kind advertises. The keyboard claims KEY_ESC..KEY_MICMUTE like real hardware, so
+# udev's input_id builtin tags it ID_INPUT_KEY and ID_INPUT_KEYBOARD.
+KINDS = {
+    "keyboard": {"product": 0x0101, "bits": [(UI_SET_KEYBIT, c) for c in range(1, 249)]},
+    "mouse": {"product": 0x0102, "bits": [(UI_SET_KEYBIT, 0x110), (UI_SET_KEYBIT, 0x111),
+                                          (UI_SET_KEYBIT, 0x112), (UI_SET_RELBIT, 0x00),
+                                          (UI_SET_RELBIT, 0x01), (UI_SET_RELBIT, 0x08)]},
+    "switch": {"product": 0x0103, "bits": [(UI_SET_SWBIT, 0x00)]},
+}
+EVBIT_FOR = {UI_SET_KEYBIT: EV_KEY, UI_SET_RELBIT: EV_REL, UI_SET_SWBIT: EV_SW}
+
+DEFAULT_SCRIPTS = {
+    "keyboard": "KEY_H=1 . KEY_H=0 . +10ms KEY_I=1 . KEY_I=0 .",
+    "mouse": "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
+    "switch": "SW_LID=1 . +50ms SW_LID=0 .",
+}
+
+
+# ---------------------------------------------------------------- script
+def parse_script(text):
+    """Tokens -> list of ("event", type, code, value) | ("sleep", seconds) | ("wait", path)."""
+    steps = []
+    for line in text.splitlines():
+        for tok in line.split("#", 1)[0].split():
+            if tok == ".":
+                steps.append(("event", EV_SYN, SYN_REPORT, 0))
+            elif tok.startswith("+"):
+                amount = tok[1:]
+                if amount.endswith("ms"):
+                    steps.append(("sleep", float(amount[:-2]) / 1000))
+                elif amount.endswith("s"):
+                    steps.append(("sleep", float(amount[:-1])))
+                else:
+                    sys.exit(f"uinput-device: bad sleep {tok!r} (use +10ms or +0.5s)")
+            elif tok.startswith("@"):
+                steps.append(("wait", tok[1:]))
+            elif "=" in tok:
+                name, value = tok.split("=", 1)
+                if name in CODES:
+                    etype, code = CODES[name]
+                elif ":" in name:
+                    etype, code = (int(part, 0) for part in name.split(":", 1))
+                else:
+                    sys.exit(f"uinput-device: unknown code {name!r} (use a known name or TYPE:CODE)")
+                steps.append(("event", etype, code, int(value, 0)))
+            else:
+                sys.exit(f"uinput-device: cannot parse {tok!r}")
+    return steps
+
+
+def wait_for(path, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            sys.exit(f"uinput-device: timed out waiting for {path}")
+        time.sleep(0.005)
+
+
+def say(text):
+    print(f"uinput-device: {text}", flush=True)
+
+
+# ---------------------------------------------------------------- device
+class Device:
+    def __init__(self, kind, name, vendor, product, phys):
+        self.fd = os.open("/dev/uinput", os.O_WRONLY | os.O_CLOEXEC)
+        spec = KINDS[kind]
+        fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_SYN)
+        for evbit in sorted({EVBIT_FOR[req] for req, _ in spec["bits"]}):
+            fcntl.ioctl(self.fd, UI_SET_EVBIT, evbit)
+        for req, code in spec["bits"]:
+            fcntl.ioctl(self.fd, req, code)
+        if phys:
+            fcntl.ioctl(self.fd, UI_SET_PHYS, phys.encode() + b"\0")
+        product = spec["product"] if product is None else product
+        fcntl.ioctl(self.fd, UI_DEV_SETUP, UINPUT_SETUP.pack(BUS_VIRTUAL, vendor, product, 1,
+                                                             name.encode()[:79], 0))
+        fcntl.ioctl(self.fd, UI_DEV_CREATE)
+        buf = bytearray(64)
+        fcntl.ioctl(self.fd, UI_GET_SYSNAME_64, buf)
+        self.sysname = buf.split(b"\0")[0].decode()          # e.g. "input7"
+        self.node = self._find_node()
+
+    def _find_node(self):
+        # The eventN child appears right after UI_DEV_CREATE returns; the /dev node (devtmpfs)
+        # with it. udev may still be processing the "add" when we return.
+        sysdir = f"/sys/devices/virtual/input/{self.sysname}"
+        for _ in range(1000):
+            events = [e for e in os.listdir(sysdir) if e.startswith("event")]
+            if events and os.path.exists(f"/dev/input/{events[0]}"):
+                return f"/dev/input/{events[0]}"
+            time.sleep(0.002)
+        sys.exit(f"uinput-device: no event node for {self.sysname}")
+
+    def emit(self, etype, code, value):
+        os.write(self.fd, INPUT_EVENT.pack(0, 0, etype, code, value))   # the kernel stamps it
+
+    def destroy(self):
+        fcntl.ioctl(self.fd, UI_DEV_DESTROY)
+        os.close(self.fd)
+
+
+def play(dev, steps):
+    """Runs the script once; returns how many events were written."""
+    count = 0
+    for step in steps:
+        if step[0] == "event":
+            dev.emit(*step[1:])
+            count += 1
+        elif step[0] == "sleep":
+            time.sleep(step[1])
+        else:
+            wait_for(step[1])
+    return count
+
+
+def play_until_destroyed(dev, steps, deadline):
+    """Loops the script's events (no sleeps, no waits) until the deadline has passed, then
+    destroys the device right after an event that is not a SYN_REPORT."""
+    events = [s for s in steps if s[0] == "event"]
+    if not any(s[1] != EV_SYN for s in events):
+        sys.exit("uinput-device: --destroy-after needs a script with non-SYN events")
+    count = 0
+    while True:
+        for _, etype, code, value in events:
+            dev.emit(etype, code, value)
+            count += 1
+            if etype != EV_SYN and time.monotonic() >= deadline:
+                dev.destroy()
+                return count
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kind", choices=sorted(KINDS))
+    ap.add_argument("--name", help="device name (default: 'evflow test KIND')")
+    ap.add_argument("--vendor", type=lambda s: int(s, 0), default=0x1d6b)
+    ap.add_argument("--product", type=lambda s: int(s, 0), help="default: one per kind")
+    ap.add_argument("--phys", help="physical path (UI_SET_PHYS)")
+    ap.add_argument("--events", help="event script (see above)")
+    ap.add_argument("--events-file", help="file holding the event script")
+    ap.add_argument("--node-file", help="write the /dev/input/eventN path here after creating")
+    ap.add_argument("--wait-before-create", metavar="FILE", help="wait until FILE exists first")
+    ap.add_argument("--hold", type=float, default=0.2, help="seconds to keep the device after the script")
+    ap.add_argument("--cycles", type=int, default=1, help="create/play/destroy this many times")
+    ap.add_argument("--gap", type=float, default=0.0, help="seconds between cycles")
+    ap.add_argument("--destroy-after", type=float, metavar="SECS",
+                    help="destroy the device while still emitting, SECS after creating it")
+    args = ap.parse_args()
+
+    text = DEFAULT_SCRIPTS[args.kind]
+    if args.events is not None:
+        text = args.events
+    if args.events_file:
+        with open(args.events_file) as f:
+            text = f.read()
+    steps = parse_script(text)
+    name = args.name or f"evflow test {args.kind}"
+
+    if args.wait_before_create:
+        wait_for(args.wait_before_create)
+    for cycle in range(args.cycles):
+        if cycle and args.gap:
+            time.sleep(args.gap)
+        dev = Device(args.kind, name, args.vendor, args.product, args.phys)
+        created = time.monotonic()
+        say(f"created {name!r} {dev.sysname} {dev.node}")
+        if args.node_file:
+            with open(args.node_file + ".tmp", "w") as f:
+                f.write(dev.node + "\n")
+            os.rename(args.node_file + ".tmp", args.node_file)
+        if args.destroy_after is not None:
+            count = play_until_destroyed(dev, steps, created + args.destroy_after)
+            say(f"played {count} events, destroyed {dev.sysname} mid-frame")
+            continue
+        count = play(dev, steps)
+        say(f"played {count} events")
+        if args.hold:
+            time.sleep(args.hold)
+        dev.destroy()
+        say(f"destroyed {dev.sysname}")
+
+
+if __name__ == "__main__":
+    main()
