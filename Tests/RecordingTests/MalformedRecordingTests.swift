@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import Recording
+
+/// One hand-made broken file per error kind, each pinned to its exact line and reason.
+struct MalformedCase: Sendable, CustomTestStringConvertible {
+    let file: String
+    let line: Int
+    let reason: RecordingError.Reason
+    var testDescription: String { file }
+
+    static let all: [MalformedCase] = [
+        MalformedCase(file: "truncated-line.evemu", line: 14, reason: .truncatedLine(expected: "event value")),
+        MalformedCase(file: "bad-hex.evemu", line: 14, reason: .badHex(field: "event code", text: "00zz")),
+        MalformedCase(file: "bad-description-hex.evemu", line: 4, reason: .badHex(field: "product", text: "56789")),
+        MalformedCase(file: "bad-number.evemu", line: 14,
+                      reason: .badNumber(field: "event value", text: "4294967296")),
+        MalformedCase(file: "bad-timestamp.evemu", line: 14, reason: .badNumber(field: "timestamp", text: "0.1")),
+        MalformedCase(file: "trailing-text.evemu", line: 14, reason: .trailingText("0")),
+        MalformedCase(file: "time-backwards.evemu", line: 13,
+                      reason: .timeWentBackwards(previousMicroseconds: 5_000_000, microseconds: 4_999_999)),
+        MalformedCase(file: "unknown-prefix.evemu", line: 11, reason: .unknownLinePrefix("X:")),
+        MalformedCase(file: "misplaced-line.evemu", line: 14,
+                      reason: .misplacedLine("N: line after the first E: line")),
+        MalformedCase(file: "missing-description.events", line: 1, reason: .missingDescription(
+            "no N: line before the events (an events-only file needs its .desc file)")),
+        MalformedCase(file: "hid-recorder.hid", line: 4, reason: .notAnEvdevRecording(
+            "hid-recorder file (R: report descriptor and D: lines carry raw HID reports)")),
+        MalformedCase(file: "yaml-syntax.yml", line: 8, reason: .yaml(
+            "did not find expected ',' or ']' (while parsing a flow sequence at line 7)")),
+        MalformedCase(file: "yaml-short-event.yml", line: 16,
+                      reason: .truncatedLine(expected: "5 numbers in event, found 4")),
+        MalformedCase(file: "yaml-time-backwards.yml", line: 16,
+                      reason: .timeWentBackwards(previousMicroseconds: 1_000_000, microseconds: 999_999)),
+        MalformedCase(file: "yaml-wrong-version.yml", line: 1,
+                      reason: .badStructure("version 2 (only version 1 is known)")),
+    ]
+}
+
+@Suite("Malformed recordings")
+struct MalformedRecordingTests {
+    @Test(arguments: MalformedCase.all)
+    func errorNamesFileLineAndReason(_ fixture: MalformedCase) {
+        let url = Fixtures.url("malformed/" + fixture.file)
+        let expected = RecordingError(file: url.path, line: fixture.line, reason: fixture.reason)
+        // Through the format-sniffing entry point and through the format's own reader.
+        #expect(throws: expected) { try Recording.read(contentsOf: url) }
+        if fixture.file.hasSuffix(".yml") {
+            #expect(throws: expected) { try LibinputRecordReader.read(contentsOf: url) }
+        } else {
+            #expect(throws: expected) { try EvemuReader.read(contentsOf: url) }
+        }
+    }
+
+    @Test func descriptionReadsLikeACompilerMessage() {
+        let url = Fixtures.url("malformed/truncated-line.evemu")
+        #expect(throws: RecordingError.self) { try EvemuReader.read(contentsOf: url) }
+        do {
+            _ = try EvemuReader.read(contentsOf: url)
+        } catch {
+            #expect(error.description == "\(url.path):14: truncated line: expected event value")
+        }
+    }
+
+    @Test func eventsFileWithoutItsDescriptionIsRefusedAtTheFirstEvent() {
+        let url = Fixtures.evemu("mice/PS2 Generic Mouse.events")
+        #expect(throws: RecordingError(file: url.path, line: 1, reason: .missingDescription(
+            "no N: line before the events (an events-only file needs its .desc file)"))) {
+            try EvemuReader.read(contentsOf: url)
+        }
+    }
+
+    @Test func descriptionLinesInAnEventsFileAreMisplaced() {
+        let events = Fixtures.url("handmade/zero-times.evemu")
+        let description = Fixtures.evemu("mice/PS2 Generic Mouse.desc")
+        #expect(throws: RecordingError(file: events.path, line: 3, reason: .misplacedLine(
+            "N: line in an events file whose description is \(description.path)"))) {
+            try EvemuReader.read(events: events, description: description)
+        }
+    }
+
+    @Test func eachReaderRefusesTheOtherFormat() {
+        let yaml = Fixtures.url("recordings/libinput/PS2-scrolls.yml")
+        #expect(throws: RecordingError(file: yaml.path, line: 1, reason: .notAnEvdevRecording(
+            "libinput record YAML (read it with LibinputRecordReader)"))) {
+            try EvemuReader.read(contentsOf: yaml)
+        }
+        let evemu = Fixtures.url("handmade/zero-times.evemu")
+        #expect(throws: RecordingError(file: evemu.path, line: 3, reason: .badStructure(
+            "this is an evemu file (read it with EvemuReader)"))) {
+            try LibinputRecordReader.read(contentsOf: evemu)
+        }
+    }
+
+    @Test func missingAndEmptyFiles() {
+        let missing = Fixtures.url("malformed/does-not-exist.evemu")
+        #expect(throws: RecordingError(file: missing.path, line: 0, reason: .unreadable("no such file"))) {
+            try Recording.read(contentsOf: missing)
+        }
+        #expect(throws: RecordingError(file: "empty", line: 1, reason: .missingDescription(
+            "no N: line before the events (an events-only file needs its .desc file)"))) {
+            try EvemuReader.parse([], file: "empty")
+        }
+    }
+}
