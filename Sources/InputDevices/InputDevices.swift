@@ -1,0 +1,1 @@
+// The InputDevices module: see docs/architecture.md for what it owns.

@@ -1,0 +1,1 @@
+// The Pipeline module: see docs/architecture.md for what it owns.

@@ -1,0 +1,33 @@
+/// Delivers each event to the observers subscribed at that moment.
+///
+/// Late subscribers after a stop event get only that stop event. See `SubjectCore` for the
+/// threading rules: any thread may send, delivery is serial and lock-free.
+public final class PublishSubject<Element>: ObservableType, ObserverType, @unchecked Sendable {
+    @usableFromInline let core = SubjectCore<Element>()
+
+    /// Creates a subject.
+    @inlinable
+    public init() {}
+
+    /// Whether anyone is subscribed.
+    public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
+
+    /// Sends an event to every current observer.
+    @inlinable
+    public func on(_ event: Event<Element>) {
+        core.send(.event(event))
+    }
+
+    /// Subscribes an observer.
+    @inlinable
+    public func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
+        core.subscribe(observer)
+    }
+
+    /// This subject as an `Observable`.
+    @inlinable
+    public func asObservable() -> Observable<Element> {
+        let core = self.core
+        return Observable { core.subscribe($0) }
+    }
+}

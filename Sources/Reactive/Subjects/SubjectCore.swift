@@ -1,0 +1,147 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// The machinery the three subjects share: a lock-free serial gate through which every
+/// event, subscription and unsubscription passes, and the observer list that only the
+/// thread inside the gate touches.
+///
+/// Several threads may call `on(_:)` at once: their events are delivered one at a time, in
+/// order per thread (serial delivery per subscription). A subscription made from inside an
+/// `onNext` takes effect after that event has been delivered to everyone; an event sent
+/// from inside `onNext` is delivered after the current one (no nested delivery).
+/// `dispose()` of a subscription takes effect immediately (its entry's atomic flag), even in
+/// the middle of a delivery; the entry leaves the list at the next turn of the gate.
+@usableFromInline
+final class SubjectCore<Element>: @unchecked Sendable {
+    @usableFromInline
+    enum Message {
+        case event(Event<Element>)
+        case subscribe(SubjectSubscription<Element>)
+        case unsubscribe(SubjectSubscription<Element>)
+        case access(() -> Void)
+    }
+
+    @usableFromInline let gate = SerialGate<Message>()
+    // Everything below is touched only inside the gate.
+    @usableFromInline var entries: ContiguousArray<SubjectSubscription<Element>> = []
+    @usableFromInline var stopEvent: Event<Element>?
+    /// Called inside the gate for every `next` before delivery (BehaviorSubject, ReplaySubject).
+    @usableFromInline var onNextHook: ((Element) -> Void)?
+    /// Called inside the gate for every new subscriber before it is added.
+    @usableFromInline var replayHook: ((AnyObserver<Element>) -> Void)?
+    @usableFromInline let observerCount = Atomic<Int>(0)
+    /// Whether `deliveringThread` is maintained (BehaviorSubject's re-entrant `value()`).
+    @usableFromInline var tracksDeliveringThread = false
+    /// The thread inside the gate (as `pthread_self()`), 0 when none; relaxed stores only.
+    @usableFromInline let deliveringThread = Atomic<UInt>(0)
+
+    /// Whether the calling thread is inside this subject's gate right now.
+    var isDeliveringOnCurrentThread: Bool {
+        deliveringThread.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    @inlinable
+    init() {
+        LiveResources.increment()
+    }
+
+    deinit { LiveResources.decrement() }
+
+    @inlinable
+    func send(_ message: Message) {
+        gate.send(message) { [unowned(unsafe) self] in
+            if self.tracksDeliveringThread {
+                self.deliveringThread.store(UInt(pthread_self()), ordering: .relaxed)
+                self.handle($0)
+                self.deliveringThread.store(0, ordering: .relaxed)
+            } else {
+                self.handle($0)
+            }
+        }
+    }
+
+    @inlinable
+    func handle(_ message: Message) {
+        switch message {
+        case .event(let event):
+            guard stopEvent == nil else { return }
+            switch event {
+            case .next(let element):
+                onNextHook?(element)
+                for entry in entries where entry.isActive {
+                    entry.observer.on(event)
+                }
+            case .error, .completed:
+                stopEvent = event
+                let all = entries
+                entries = []
+                observerCount.store(0, ordering: .relaxed)
+                for entry in all where entry.deactivate() {
+                    entry.observer.on(event)
+                }
+            }
+        case .subscribe(let entry):
+            guard entry.isActive else { return }
+            replayHook?(entry.observer)
+            if let stopEvent {
+                if entry.deactivate() { entry.observer.on(stopEvent) }
+                return
+            }
+            guard entry.isActive else { return }   // disposed during replay
+            entries.append(entry)
+            observerCount.wrappingAdd(1, ordering: .relaxed)
+        case .unsubscribe(let entry):
+            if let i = entries.firstIndex(where: { $0 === entry }) {
+                entries.remove(at: i)
+                observerCount.wrappingSubtract(1, ordering: .relaxed)
+            }
+        case .access(let body):
+            body()
+        }
+    }
+
+    @inlinable
+    func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
+        let entry = SubjectSubscription(observer: observer, core: self)
+        send(.subscribe(entry))
+        return entry
+    }
+}
+
+/// One observer of a subject; disposing it stops delivery at once.
+@usableFromInline
+final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
+    @usableFromInline let observer: AnyObserver<Element>
+    @usableFromInline let active = Atomic<Bool>(true)
+    @usableFromInline weak var core: SubjectCore<Element>?
+
+    @inlinable
+    init(observer: AnyObserver<Element>, core: SubjectCore<Element>) {
+        self.observer = observer
+        self.core = core
+        LiveResources.increment()
+    }
+
+    deinit { LiveResources.decrement() }
+
+    @inlinable
+    var isActive: Bool { active.load(ordering: .relaxed) }
+
+    @inlinable
+    var isDisposed: Bool { !active.load(ordering: .acquiring) }
+
+    /// Marks the subscription inactive; true for the caller that did it.
+    @inlinable
+    func deactivate() -> Bool {
+        active.exchange(false, ordering: .acquiringAndReleasing)
+    }
+
+    @inlinable
+    func dispose() {
+        if deactivate() { core?.send(.unsubscribe(self)) }
+    }
+}

@@ -1,0 +1,1 @@
+// The StateServer module: see docs/architecture.md for what it owns.

@@ -1,0 +1,1 @@
+// evflowctl: entry point is added with the client.

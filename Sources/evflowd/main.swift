@@ -1,0 +1,1 @@
+// evflowd: entry point is added with the daemon wiring.
