@@ -1,0 +1,353 @@
+import InputModel
+
+/// Encodes every server message of docs/protocol.md, one line each, into a reusable buffer.
+///
+/// Use one writer per connection or per encoding thread: `reset()`, append one or more
+/// messages, hand `bytes` to the socket (e.g. `ByteBuffer.writeBytes(writer.bytes)` in a NIO
+/// handler), repeat. Every `append…` writes exactly one complete line ending in `\n`, so
+/// several messages can be batched in one write and a receiver never sees a partial object.
+/// Optional members are left out when nil (§3), so writers never emit `null` for them.
+public struct MessageWriter: Sendable {
+    /// The encoded messages so far.
+    public private(set) var json: JSONWriter
+    /// Names of types and codes.
+    public let names: EventNameCache
+
+    /// Creates a writer.
+    public init(names: EventNameCache = .standard, capacity: Int = 4096) {
+        json = JSONWriter(capacity: capacity)
+        self.names = names
+    }
+
+    /// The bytes of the messages appended since the last `reset()`.
+    public var bytes: [UInt8] { json.bytes }
+
+    /// Forgets the messages, keeping the buffer's storage.
+    public mutating func reset() { json.reset() }
+
+    // MARK: - Greeting, responses
+
+    /// `VERSION`: the greeting.
+    public mutating func appendVersion(release: String) {
+        json.beginObject()
+        json.key("class"); json.string("VERSION")
+        json.key("release"); json.string(release)
+        json.key("proto_major"); json.int(ProtocolConstants.protoMajor)
+        json.key("proto_minor"); json.int(ProtocolConstants.protoMinor)
+        endMessage()
+    }
+
+    /// `DEVICES` response: device summaries, sorted by id.
+    public mutating func appendDevices(_ devices: [DeviceInfo], tag: RequestTag? = nil) {
+        begin("DEVICES")
+        json.key("devices")
+        json.beginArray()
+        for d in devices.sorted(by: { $0.id < $1.id }) { writeDevice(d, detail: false) }
+        json.endArray()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `STATE` response.
+    public mutating func appendState(_ report: DeviceStateReport, tag: RequestTag? = nil) {
+        begin("STATE")
+        json.key("device"); writeDevice(report.device, detail: true)
+        json.key("keys_down")
+        json.beginArray()
+        for code in report.keysDown.sorted() { names.writeCode(type: EventType.key, code: code, to: &json) }
+        json.endArray()
+        json.key("abs"); writeCodeValues(report.abs, type: EventType.abs)
+        json.key("switches"); writeCodeValues(report.switches, type: EventType.sw)
+        json.key("leds"); writeCodeValues(report.leds, type: EventType.led)
+        if let t = report.lastEventTime { json.key("last_event"); json.int(t) }
+        let c = report.counters
+        json.key("counters")
+        json.beginObject()
+        json.key("frames_in"); json.uint(c.framesIn)
+        json.key("events_in"); json.uint(c.eventsIn)
+        json.key("frames_out"); json.uint(c.framesOut)
+        json.key("events_out"); json.uint(c.eventsOut)
+        json.key("syn_dropped"); json.uint(c.synDropped)
+        json.key("dropped"); writeCounts(c.droppedByFilter)
+        json.endObject()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `STATS` response.
+    public mutating func appendStats(_ s: ServerStats, tag: RequestTag? = nil) {
+        begin("STATS")
+        json.key("release"); json.string(s.release)
+        json.key("uptime"); json.double(s.uptime)
+        json.key("now"); json.int(s.now)
+        json.key("devices"); json.int(s.devices)
+        json.key("clients"); json.int(s.clients)
+        json.key("watchers"); json.int(s.watchers)
+        json.key("live_resources"); json.int(s.liveResources)
+        json.key("dropped"); writeCounts(s.droppedByFilter)
+        json.key("closed")
+        json.beginObject()
+        for reason in CloseReason.allCases {
+            json.key(reason.rawValue); json.uint(s.closed[reason] ?? 0)
+        }
+        json.endObject()
+        json.key("client_list")
+        json.beginArray()
+        for c in s.clientList.sorted(by: { $0.client < $1.client }) {
+            json.beginObject()
+            json.key("client"); json.uint(c.client)
+            if let pid = c.pid { json.key("pid"); json.int(Int64(pid)) }
+            if let uid = c.uid { json.key("uid"); json.uint(UInt64(uid)) }
+            if let tag = c.tag { json.key("id"); writeTagValue(tag) }
+            json.key("watching"); json.bool(c.stream != nil)
+            if let stream = c.stream { json.key("stream"); json.string(stream.rawValue) }
+            json.key("sent"); json.uint(c.sent)
+            json.key("dropped"); json.uint(c.dropped)
+            json.key("buffered"); json.int(c.buffered)
+            json.endObject()
+        }
+        json.endArray()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `WATCH` response: the selection as understood, and the ids of matching devices present.
+    public mutating func appendWatch(_ watch: WatchRequest, matched: [DeviceID], tag: RequestTag? = nil) {
+        begin("WATCH")
+        if !watch.devices.isEmpty {
+            json.key("devices")
+            json.beginArray()
+            for d in watch.devices { json.string(d.text) }
+            json.endArray()
+        }
+        let types = watch.events.types
+        if !types.isEmpty {
+            json.key("types")
+            json.beginArray()
+            for t in types { names.writeType(t, to: &json) }
+            json.endArray()
+        }
+        let codes = watch.events.codes
+        if !codes.isEmpty {
+            json.key("codes")
+            json.beginArray()
+            for c in codes { json.string(names.naming.codeText(c)) }
+            json.endArray()
+        }
+        json.key("stream"); json.string(watch.stream.rawValue)
+        if let rate = watch.maxRate { json.key("max_rate"); json.double(rate) }
+        json.key("matched")
+        json.beginArray()
+        for id in matched.sorted() { json.string(id.rawValue) }
+        json.endArray()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `UNWATCH` response.
+    public mutating func appendUnwatch(tag: RequestTag? = nil) {
+        begin("UNWATCH")
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `PING` response with the server's monotonic time.
+    public mutating func appendPing(now: Int64, tag: RequestTag? = nil) {
+        begin("PING")
+        json.key("now"); json.int(now)
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `ERROR`.
+    public mutating func appendError(_ error: ProtocolError) {
+        begin("ERROR")
+        json.key("message"); json.string(error.message)
+        if let c = error.requestClass { json.key("request_class"); json.string(c) }
+        if let f = error.field { json.key("field"); json.string(f) }
+        writeTag(error.tag)
+        endMessage()
+    }
+
+    /// `CLOSE`: the last message before the server closes the connection.
+    public mutating func appendClose(reason: CloseReason, message: String) {
+        begin("CLOSE")
+        json.key("reason"); json.string(reason.rawValue)
+        json.key("message"); json.string(message)
+        endMessage()
+    }
+
+    /// `DEVICE` notice: a device was added or removed.
+    public mutating func appendDeviceNotice(_ change: DeviceChange) {
+        begin("DEVICE")
+        json.key("action")
+        switch change {
+        case .added: json.string("added")
+        case .removed: json.string("removed")
+        }
+        json.key("device"); writeDevice(change.device, detail: false)
+        endMessage()
+    }
+
+    // MARK: - Stream messages (hot path)
+
+    /// `FRAME`: the events of `frame` that `selection` passes. Writes nothing and returns
+    /// false when none passes (an empty frame is not sent).
+    @discardableResult
+    public mutating func appendFrame(device: DeviceID, stream: StreamKind, frame: InputFrame,
+                                     selection: EventSelection = .all) -> Bool {
+        let mark = json.bytes.count
+        begin("FRAME")
+        json.key("device"); json.string(device.rawValue)
+        json.key("time"); json.int(frame.time)
+        json.key("stream"); json.string(stream.rawValue)
+        json.key("events")
+        json.beginArray()
+        var any = false
+        for e in frame.events where selection.matches(type: e.type, code: e.code) {
+            any = true
+            json.beginObject()
+            json.key("type"); names.writeType(e.type, to: &json)
+            json.key("code"); names.writeCode(type: e.type, code: e.code, to: &json)
+            json.key("value"); json.int(Int64(e.value))
+            if e.time != frame.time { json.key("time"); json.int(e.time) }
+            json.endObject()
+        }
+        guard any else {
+            json.bytes.removeSubrange(mark...)
+            json.needsComma = false   // back at top level, as before `begin`
+            return false
+        }
+        json.endArray()
+        endMessage()
+        return true
+    }
+
+    /// `EVENT`: one event delivered outside a frame. Writes nothing and returns false when
+    /// `selection` does not pass it.
+    @discardableResult
+    public mutating func appendEvent(device: DeviceID, stream: StreamKind, event e: InputEvent,
+                                     selection: EventSelection = .all) -> Bool {
+        guard selection.matches(type: e.type, code: e.code) else { return false }
+        begin("EVENT")
+        json.key("device"); json.string(device.rawValue)
+        json.key("time"); json.int(e.time)
+        json.key("stream"); json.string(stream.rawValue)
+        json.key("type"); names.writeType(e.type, to: &json)
+        json.key("code"); names.writeCode(type: e.type, code: e.code, to: &json)
+        json.key("value"); json.int(Int64(e.value))
+        endMessage()
+        return true
+    }
+
+    // MARK: - Pieces
+
+    private mutating func begin(_ cls: StaticString) {
+        json.beginObject()
+        json.key("class")
+        json.bytes.append(UInt8(ascii: "\""))
+        cls.withUTF8Buffer { json.bytes.append(contentsOf: $0) }
+        json.bytes.append(UInt8(ascii: "\""))
+        json.needsComma = true
+    }
+
+    private mutating func endMessage() {
+        json.endObject()
+        json.endLine()
+    }
+
+    private mutating func writeTag(_ tag: RequestTag?) {
+        guard let tag else { return }
+        json.key("id")
+        writeTagValue(tag)
+    }
+
+    private mutating func writeTagValue(_ tag: RequestTag) {
+        switch tag {
+        case .string(let s): json.string(s)
+        case .integer(let n): json.int(n)
+        }
+    }
+
+    /// `{"NAME":value,...}` for codes of one type, ascending by code.
+    private mutating func writeCodeValues(_ values: [UInt16: Int32], type: UInt16) {
+        json.beginObject()
+        for (code, value) in values.sorted(by: { $0.key < $1.key }) {
+            json.key(names.codeKey(type: type, code: code))
+            json.int(Int64(value))
+        }
+        json.endObject()
+    }
+
+    /// `{"name":count,...}`, ascending by name.
+    private mutating func writeCounts(_ counts: [String: UInt64]) {
+        json.beginObject()
+        for (name, n) in counts.sorted(by: { $0.key < $1.key }) {
+            json.key(name)
+            json.uint(n)
+        }
+        json.endObject()
+    }
+
+    private static func hex4(_ v: UInt16) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 4 - s.count) + s
+    }
+
+    /// A device summary, or with `detail` the full description (§4 STATE).
+    private mutating func writeDevice(_ d: DeviceInfo, detail: Bool) {
+        json.beginObject()
+        json.key("id"); json.string(d.id.rawValue)
+        json.key("name"); json.string(d.name)
+        json.key("bus"); json.string(Self.hex4(d.inputID.bustype))
+        json.key("vendor"); json.string(Self.hex4(d.inputID.vendor))
+        json.key("product"); json.string(Self.hex4(d.inputID.product))
+        json.key("version"); json.string(Self.hex4(d.inputID.version))
+        if let p = d.phys { json.key("phys"); json.string(p) }
+        if let u = d.uniq { json.key("uniq"); json.string(u) }
+        if let n = d.devnode { json.key("devnode"); json.string(n) }
+        json.key("classes")
+        json.beginArray()
+        for c in d.classes.sorted() { json.string(c.rawValue) }
+        json.endArray()
+        if detail {
+            json.key("capabilities")
+            json.beginObject()
+            for (type, codes) in d.capabilities.sorted(by: { $0.key < $1.key }) {
+                json.key(names.typeKey(type))
+                json.beginArray()
+                for code in codes.sorted() { names.writeCode(type: type, code: code, to: &json) }
+                json.endArray()
+            }
+            json.endObject()
+            json.key("abs_info")
+            json.beginObject()
+            for (code, a) in d.absInfo.sorted(by: { $0.key < $1.key }) {
+                json.key(names.codeKey(type: EventType.abs, code: code))
+                json.beginObject()
+                json.key("value"); json.int(Int64(a.value))
+                json.key("min"); json.int(Int64(a.minimum))
+                json.key("max"); json.int(Int64(a.maximum))
+                json.key("fuzz"); json.int(Int64(a.fuzz))
+                json.key("flat"); json.int(Int64(a.flat))
+                json.key("resolution"); json.int(Int64(a.resolution))
+                json.endObject()
+            }
+            json.endObject()
+            json.key("props")
+            json.beginArray()
+            for p in d.inputProperties.sorted() {
+                if let name = names.naming.propertyName(p) { json.string(name) } else { json.int(Int64(p)) }
+            }
+            json.endArray()
+            json.key("udev")
+            json.beginObject()
+            for (k, v) in d.properties.sorted(by: { $0.key < $1.key }) {
+                json.key(k)
+                json.string(v)
+            }
+            json.endObject()
+        }
+        json.endObject()
+    }
+}

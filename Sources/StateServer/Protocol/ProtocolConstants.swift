@@ -1,0 +1,19 @@
+/// Fixed numbers of the state server protocol (docs/protocol.md).
+public enum ProtocolConstants {
+    /// Major protocol version: changes when a change could break a client.
+    public static let protoMajor = 1
+    /// Minor protocol version: changes when members or classes are added.
+    public static let protoMinor = 0
+    /// Longest request line in bytes, not counting `\n` (or `\r\n`).
+    public static let maxRequestLineLength = 4096
+    /// A client that has sent no request line this long after connecting is closed (`idle`).
+    public static let idleTimeout: Duration = .seconds(60)
+    /// Default bound on bytes queued for one client before it is dropped (`slow-consumer`).
+    public static let defaultOutgoingBufferLimit = 256 * 1024
+    /// Default limit on connected clients.
+    public static let defaultMaxClients = 64
+    /// Largest accepted `max_rate` (messages per second).
+    public static let maxRateLimit: Double = 100_000
+    /// Longest accepted string `id` tag, in UTF-8 bytes.
+    public static let maxTagLength = 64
+}
