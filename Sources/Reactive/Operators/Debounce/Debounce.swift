@@ -21,50 +21,65 @@ extension ObservableType {
 }
 
 /// The debounce decisions, free of threads and timers.
-@usableFromInline
-struct DebounceState<Element> {
-    @usableFromInline
-    enum Action {
+///
+/// Public so frame-level filters run exactly the logic the `debounce` operator runs.
+public struct DebounceState<Element> {
+    /// What the owner must do after an input.
+    public enum Action {
+        /// Nothing.
         case none
+        /// (Re)arm the timer for `deadline` with `token`.
         case arm(deadline: Int64, token: UInt64)
+        /// Emit the element now.
         case emit(Element)
+        /// Emit (unless nil), then complete.
         case emitAndComplete(Element?)
+        /// Pass the error on.
         case error(any Error)
     }
 
-    @usableFromInline let dueTime: Int64
-    @usableFromInline var pending: Element? = nil
-    @usableFromInline var generation: UInt64 = 0
-    @usableFromInline var stopped = false
+    /// The quiet period in scheduler nanoseconds.
+    public let dueTime: Int64
+    /// The element waiting for the quiet period to pass.
+    public var pending: Element? = nil
+    /// Token of the latest arm; a tick with another token is stale.
+    public var generation: UInt64 = 0
+    /// A stop event has been handled.
+    public var stopped = false
 
+    /// Creates the state for a quiet period of `dueTime` nanoseconds.
     @inlinable
-    init(dueTime: Int64) { self.dueTime = max(dueTime, 0) }
+    public init(dueTime: Int64) { self.dueTime = max(dueTime, 0) }
 
+    /// An element arrived at `now`.
     @inlinable
-    mutating func onNext(_ element: Element, now: Int64) -> Action {
+    public mutating func onNext(_ element: Element, now: Int64) -> Action {
         if stopped { return .none }
         pending = element
         generation &+= 1
         return .arm(deadline: now + dueTime, token: generation)
     }
 
+    /// The timer armed with `token` fired.
     @inlinable
-    mutating func onTick(_ token: UInt64) -> Action {
+    public mutating func onTick(_ token: UInt64) -> Action {
         guard !stopped, token == generation, let element = pending else { return .none }
         pending = nil
         return .emit(element)
     }
 
+    /// The source completed.
     @inlinable
-    mutating func onCompleted() -> Action {
+    public mutating func onCompleted() -> Action {
         if stopped { return .none }
         stopped = true
         defer { pending = nil }
         return .emitAndComplete(pending)
     }
 
+    /// The source failed.
     @inlinable
-    mutating func onError(_ error: any Error) -> Action {
+    public mutating func onError(_ error: any Error) -> Action {
         if stopped { return .none }
         stopped = true
         pending = nil

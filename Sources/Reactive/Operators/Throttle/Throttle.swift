@@ -27,14 +27,19 @@ extension ObservableType {
 }
 
 /// The throttle decisions, free of threads and timers: each input returns what to do.
-@usableFromInline
-struct ThrottleState<Element> {
-    @usableFromInline
-    enum Action {
+///
+/// Public so frame-level filters (the noise-filter pipeline) run exactly the logic the
+/// `throttle` operator runs, pinned by the same tests.
+public struct ThrottleState<Element> {
+    /// What the owner must do after an input.
+    public enum Action {
+        /// Nothing.
         case none
+        /// Emit the element now.
         case emit(Element)
         /// Emit (unless nil), then complete.
         case emitAndComplete(Element?)
+        /// Pass the error on.
         case error(any Error)
         /// Keep the timer armed for `windowEnd` with `token`.
         case arm(deadline: Int64, token: UInt64)
@@ -42,25 +47,33 @@ struct ThrottleState<Element> {
         case emitAndDisarm(Element)
     }
 
-    @usableFromInline let dueTime: Int64
-    @usableFromInline let latest: Bool
+    /// The window length in scheduler nanoseconds.
+    public let dueTime: Int64
+    /// Whether the last element inside a window is kept for the window's end.
+    public let latest: Bool
     /// End of the open window, or nil when none is open.
-    @usableFromInline var windowEnd: Int64? = nil
-    @usableFromInline var kept: Element? = nil
-    @usableFromInline var completionPending = false
-    @usableFromInline var stopped = false
+    public var windowEnd: Int64? = nil
+    /// The element kept for the window's end.
+    public var kept: Element? = nil
+    /// Completion arrived while an element was kept.
+    public var completionPending = false
+    /// A stop event has been handled.
+    public var stopped = false
     /// Token of the armed timer; a tick with another token is stale.
-    @usableFromInline var generation: UInt64 = 0
-    @usableFromInline var armed = false
+    public var generation: UInt64 = 0
+    /// Whether a timer is armed for the window's end.
+    public var armed = false
 
+    /// Creates the state for windows of `dueTime` nanoseconds.
     @inlinable
-    init(dueTime: Int64, latest: Bool) {
+    public init(dueTime: Int64, latest: Bool) {
         self.dueTime = max(dueTime, 0)
         self.latest = latest
     }
 
+    /// An element arrived at `now`.
     @inlinable
-    mutating func onNext(_ element: Element, now: Int64) -> Action {
+    public mutating func onNext(_ element: Element, now: Int64) -> Action {
         if stopped { return .none }
         if let end = windowEnd, now < end {
             guard latest else { return .none }
@@ -80,8 +93,9 @@ struct ThrottleState<Element> {
         return .emit(element)
     }
 
+    /// The timer armed with `token` fired at `now`.
     @inlinable
-    mutating func onTick(_ token: UInt64, now: Int64) -> Action {
+    public mutating func onTick(_ token: UInt64, now: Int64) -> Action {
         guard armed, token == generation, !stopped else { return .none }
         armed = false
         guard let element = kept else {
@@ -97,8 +111,9 @@ struct ThrottleState<Element> {
         return .emit(element)
     }
 
+    /// The source completed.
     @inlinable
-    mutating func onCompleted() -> Action {
+    public mutating func onCompleted() -> Action {
         if stopped { return .none }
         if kept != nil {
             completionPending = true
@@ -108,8 +123,9 @@ struct ThrottleState<Element> {
         return .emitAndComplete(nil)
     }
 
+    /// The source failed.
     @inlinable
-    mutating func onError(_ error: any Error) -> Action {
+    public mutating func onError(_ error: any Error) -> Action {
         if stopped { return .none }
         stopped = true
         kept = nil
