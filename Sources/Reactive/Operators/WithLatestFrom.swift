@@ -1,0 +1,89 @@
+extension ObservableType {
+    /// On each element of this sequence, emits `resultSelector(element, latest)` where
+    /// `latest` is the most recent element of `second`.
+    ///
+    /// - Element: driven by this sequence only. Elements that arrive before `second` has
+    ///   emitted anything are dropped; `second`'s elements only update `latest`.
+    /// - Completion: when this sequence completes. `second` completing does not complete
+    ///   the result: its last element stays `latest`.
+    /// - Error: an error of either sequence, or one thrown by `resultSelector`, at once;
+    ///   both subscriptions are disposed.
+    /// - Disposal: disposes both subscriptions.
+    /// - Scheduler: none; events are serialised through one `SerialGate`. `second` is
+    ///   subscribed first, so a value it emits during `subscribe` is already `latest` for
+    ///   this sequence's first element.
+    @inlinable
+    public func withLatestFrom<Second: ObservableType, Result>(
+        _ second: Second, resultSelector: @escaping (Element, Second.Element) throws -> Result
+    ) -> Observable<Result> {
+        let source = self
+        return Observable { observer in
+            let sink = WithLatestFromSink(downstream: observer, selector: resultSelector)
+            let secondSubscription = second.subscribe(AnyObserver { sink.send(.second($0)) })
+            let sourceSubscription = source.subscribe(AnyObserver { sink.send(.source($0)) })
+            sink.setUpstream(Disposables.create(sourceSubscription, secondSubscription))
+            return sink
+        }
+    }
+
+    /// On each element of this sequence, emits the most recent element of `second`; see
+    /// `withLatestFrom(_:resultSelector:)`.
+    @inlinable
+    public func withLatestFrom<Second: ObservableType>(_ second: Second) -> Observable<Second.Element> {
+        withLatestFrom(second) { $1 }
+    }
+}
+
+/// withLatestFrom behind a `SerialGate`.
+@usableFromInline
+final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecked Sendable {
+    @usableFromInline
+    enum Message {
+        case source(Event<Element>)
+        case second(Event<Second>)
+    }
+
+    @usableFromInline let gate = SerialGate<Message>()
+    @usableFromInline let downstream: AnyObserver<Result>
+    @usableFromInline let selector: (Element, Second) throws -> Result
+    // Touched only inside the gate.
+    @usableFromInline var latest: Second?
+    @usableFromInline var stopped = false
+
+    @inlinable
+    init(downstream: AnyObserver<Result>, selector: @escaping (Element, Second) throws -> Result) {
+        self.downstream = downstream
+        self.selector = selector
+        super.init()
+    }
+
+    @inlinable
+    func send(_ message: Message) {
+        gate.send(message) { self.handle($0) }
+    }
+
+    @inlinable
+    func handle(_ message: Message) {
+        if stopped || isDisposed { return }
+        switch message {
+        case .second(.next(let value)):
+            latest = value
+        case .second(.completed):
+            break
+        case .source(.next(let element)):
+            guard let latest else { return }
+            do { downstream.on(.next(try selector(element, latest))) } catch { stop(.error(error)) }
+        case .source(.completed):
+            stop(.completed)
+        case .source(.error(let error)), .second(.error(let error)):
+            stop(.error(error))
+        }
+    }
+
+    @inlinable
+    func stop(_ event: Event<Result>) {
+        stopped = true
+        downstream.on(event)
+        dispose()
+    }
+}
