@@ -12,8 +12,7 @@ import Synchronization
 /// No thread ever waits for another: a sender either handles its message or hands it over.
 /// The consumer takes the whole stack at once (`exchange(nil)`), so the stack has no ABA
 /// problem, and reverses it to restore FIFO order.
-@usableFromInline
-struct SerialGate<Message>: ~Copyable {
+public struct SerialGate<Message>: ~Copyable {
     @usableFromInline
     final class Node {
         @usableFromInline let message: Message
@@ -28,8 +27,9 @@ struct SerialGate<Message>: ~Copyable {
     /// Messages handed over, newest first.
     @usableFromInline let stack = Atomic<Unmanaged<Node>?>(nil)
 
+    /// An idle gate.
     @inlinable
-    init() {}
+    public init() {}
 
     deinit {
         var node = stack.exchange(nil, ordering: .acquiring)
@@ -41,11 +41,11 @@ struct SerialGate<Message>: ~Copyable {
 
     /// Whether no thread is inside the gate right now (for assertions and tests).
     @inlinable
-    var isIdle: Bool { wip.load(ordering: .acquiring) == 0 }
+    public var isIdle: Bool { wip.load(ordering: .acquiring) == 0 }
 
     /// Handles `message` now, or hands it to the thread that is inside the gate.
     @inlinable
-    func send(_ message: Message, _ handle: (Message) -> Void) {
+    public func send(_ message: Message, _ handle: (Message) -> Void) {
         if wip.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
             handle(message)
             let left = wip.subtract(1, ordering: .acquiringAndReleasing).newValue
@@ -61,7 +61,7 @@ struct SerialGate<Message>: ~Copyable {
     /// Queues `message` and returns whether the caller became the drainer and must call
     /// `drain(missed: 1, ...)` (possibly on another thread, e.g. one scheduled job).
     @inlinable
-    func enqueue(_ message: Message) -> Bool {
+    public func enqueue(_ message: Message) -> Bool {
         push(message)
         return wip.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0
     }
@@ -81,7 +81,7 @@ struct SerialGate<Message>: ~Copyable {
 
     /// Handles queued messages until every hand-over is accounted for.
     @inlinable
-    func drain(missed: Int, _ handle: (Message) -> Void) {
+    public func drain(missed: Int, _ handle: (Message) -> Void) {
         var missed = missed
         while true {
             if let top = stack.exchange(nil, ordering: .acquiring) {

@@ -158,3 +158,5 @@ final class DebounceSink<Element>: OperatorSink, @unchecked Sendable {
         }
     }
 }
+
+extension DebounceState: Sendable where Element: Sendable {}

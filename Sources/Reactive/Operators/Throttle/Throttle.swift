@@ -132,3 +132,5 @@ public struct ThrottleState<Element> {
         return .error(error)
     }
 }
+
+extension ThrottleState: Sendable where Element: Sendable {}

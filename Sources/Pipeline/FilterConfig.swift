@@ -1,0 +1,222 @@
+import InputModel
+import Yams
+
+/// The noise-filter configuration: defaults plus per-device rules, read from YAML.
+///
+/// ```yaml
+/// version: 1
+/// defaults:
+///   keys: 15ms            # chatter window for keys (off disables)
+///   buttons: 25ms         # chatter window for buttons (BTN_*)
+///   switches: 20ms        # debounce for EV_SW
+///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
+///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
+/// devices:                # later rules override earlier ones
+///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
+///     buttons: 30ms
+///     codes:
+///       BTN_LEFT: 40ms
+///       KEY_A: off
+///       ABS_X: { hysteresis: 4, max_rate: 250 }
+///       REL_WHEEL: { max_rate: 60 }
+///       SW_LID: 200ms
+///       ABS_MISC: { debounce: 100ms }
+/// ```
+/// Multitouch axes (`ABS_MT_*`) and touch/tool buttons (`BTN_TOUCH`, `BTN_TOOL_*`,
+/// `BTN_STYLUS*`) pass through unless a `codes:` entry names them.
+/// See docs/configuration.md.
+public struct FilterConfig: Hashable, Sendable {
+    /// Filters applied when no rule says otherwise.
+    public struct Defaults: Hashable, Sendable {
+        /// Chatter window for keys (ns; 0 = off).
+        public var keys: Int64 = 15_000_000
+        /// Chatter window for buttons (ns; 0 = off).
+        public var buttons: Int64 = 25_000_000
+        /// Debounce window for switches (ns; 0 = off).
+        public var switches: Int64 = 20_000_000
+        /// Hysteresis for absolute axes.
+        public var absHysteresis: Hysteresis = .fuzz
+        /// Minimum interval between absolute-axis values (ns; 0 = unlimited).
+        public var absMinInterval: Int64 = 0
+        /// Minimum interval between relative-axis deliveries (ns; 0 = unlimited).
+        public var relMinInterval: Int64 = 0
+
+        /// The built-in defaults.
+        public init() {}
+    }
+
+    /// Where an axis' hysteresis comes from.
+    public enum Hysteresis: Hashable, Sendable {
+        /// The axis' absinfo fuzz.
+        case fuzz
+        /// A fixed value (0 = off).
+        case value(Int32)
+    }
+
+    /// Which devices a rule applies to; every given field must match.
+    public struct Match: Hashable, Sendable {
+        /// A udev class (`keyboard`, `mouse`, `touchpad`, `switch`, ...).
+        public var deviceClass: DeviceClass?
+        /// A name glob (`*` and `?`).
+        public var name: String?
+        /// Vendor and product.
+        public var vendor: UInt16?
+        /// Product (with `vendor`).
+        public var product: UInt16?
+
+        /// Creates a match.
+        public init(deviceClass: DeviceClass? = nil, name: String? = nil, vendor: UInt16? = nil, product: UInt16? = nil) {
+            self.deviceClass = deviceClass
+            self.name = name
+            self.vendor = vendor
+            self.product = product
+        }
+
+        /// Whether `device` matches.
+        public func matches(_ device: DeviceInfo) -> Bool {
+            if let deviceClass, !device.classes.contains(deviceClass) { return false }
+            if let name, !globMatch(name, device.name) { return false }
+            if let vendor, device.inputID.vendor != vendor { return false }
+            if let product, device.inputID.product != product { return false }
+            return true
+        }
+    }
+
+    /// A per-device rule.
+    public struct Rule: Hashable, Sendable {
+        /// Which devices.
+        public var match: Match
+        /// Overrides of the defaults for these devices (nil = keep).
+        public var keys: Int64?
+        public var buttons: Int64?
+        public var switches: Int64?
+        public var absHysteresis: Hysteresis?
+        public var absMinInterval: Int64?
+        public var relMinInterval: Int64?
+        /// Per-code filters, by (type, code).
+        public var codes: [CodeKey: CodeFilterSpec] = [:]
+
+        /// Creates a rule.
+        public init(match: Match) { self.match = match }
+    }
+
+    /// An event type and code.
+    public struct CodeKey: Hashable, Sendable {
+        public var type: UInt16
+        public var code: UInt16
+        /// Creates a key.
+        public init(type: UInt16, code: UInt16) {
+            self.type = type
+            self.code = code
+        }
+    }
+
+    /// A per-code filter as written in the file (hysteresis may still say "fuzz").
+    public enum CodeFilterSpec: Hashable, Sendable {
+        case off
+        case window(Int64)
+        case debounce(Int64)
+        case absolute(hysteresis: Hysteresis?, minInterval: Int64?)
+        case relative(minInterval: Int64)
+    }
+
+    /// The defaults.
+    public var defaults = Defaults()
+    /// The rules, in file order.
+    public var rules: [Rule] = []
+
+    /// The built-in configuration (no file).
+    public init() {}
+
+    /// Resolves the filters of one device.
+    public func settings(for device: DeviceInfo) -> DeviceFilterSettings {
+        var keys = defaults.keys, buttons = defaults.buttons, switches = defaults.switches
+        var hysteresis = defaults.absHysteresis, absInterval = defaults.absMinInterval
+        var relInterval = defaults.relMinInterval
+        var codes: [CodeKey: CodeFilterSpec] = [:]
+        for rule in rules where rule.match.matches(device) {
+            keys = rule.keys ?? keys
+            buttons = rule.buttons ?? buttons
+            switches = rule.switches ?? switches
+            hysteresis = rule.absHysteresis ?? hysteresis
+            absInterval = rule.absMinInterval ?? absInterval
+            relInterval = rule.relMinInterval ?? relInterval
+            codes.merge(rule.codes) { _, new in new }
+        }
+
+        func hysteresisValue(_ h: Hysteresis, code: UInt16) -> Int32 {
+            switch h {
+            case .fuzz: return device.absInfo[code]?.fuzz ?? 0
+            case .value(let v): return v
+            }
+        }
+
+        var s = DeviceFilterSettings()
+        for code in device.capabilities[EventType.key] ?? [] {
+            if TouchCodes.isTouchOrTool(code) { continue }
+            let w = CodeRange.isButton(code) ? buttons : keys
+            if w > 0 { s.keys[code] = .chatter(window: w) }
+        }
+        if switches > 0 {
+            for code in device.capabilities[EventType.sw] ?? [] { s.switches[code] = .debounce(window: switches) }
+        }
+        for code in device.capabilities[EventType.abs] ?? [] where !CodeRange.multitouch.contains(code) {
+            let h = hysteresisValue(hysteresis, code: code)
+            if h > 0 || absInterval > 0 { s.absolute[code] = .absolute(hysteresis: h, minInterval: absInterval) }
+        }
+        if relInterval > 0 {
+            for code in device.capabilities[EventType.rel] ?? [] { s.relative[code] = .relative(minInterval: relInterval) }
+        }
+        for (key, spec) in codes {
+            let filter: CodeFilter
+            switch spec {
+            case .off: filter = .passthrough
+            case .window(let w): filter = key.type == EventType.sw ? .debounce(window: w) : .chatter(window: w)
+            case .debounce(let w): filter = .debounce(window: w)
+            case .absolute(let h, let i):
+                filter = .absolute(hysteresis: hysteresisValue(h ?? hysteresis, code: key.code), minInterval: i ?? absInterval)
+            case .relative(let i): filter = .relative(minInterval: i)
+            }
+            switch key.type {
+            case EventType.key: s.keys[key.code] = filter
+            case EventType.sw: s.switches[key.code] = filter
+            case EventType.abs: s.absolute[key.code] = filter
+            case EventType.rel: s.relative[key.code] = filter
+            default: break
+            }
+        }
+        return s
+    }
+}
+
+/// Touch and tool buttons report contact, not a mechanical switch: never chatter-filtered
+/// by default (fast taps on touchscreens must survive).
+enum TouchCodes {
+    /// `BTN_TOOL_PEN` (0x140) ... `BTN_TOOL_QUADTAP` (0x14f), including `BTN_TOUCH` and
+    /// `BTN_STYLUS`/`BTN_STYLUS2`; and `BTN_STYLUS3` (0x149), `BTN_TOOL_QUINTTAP` (0x148).
+    static func isTouchOrTool(_ code: UInt16) -> Bool { (0x140...0x14f).contains(code) }
+}
+
+/// `*` matches any run of characters, `?` one character; everything else literally.
+func globMatch(_ pattern: String, _ text: String) -> Bool {
+    let p = Array(pattern.unicodeScalars), t = Array(text.unicodeScalars)
+    var pi = 0, ti = 0, star = -1, mark = 0
+    while ti < t.count {
+        if pi < p.count, p[pi] == "?" || p[pi] == t[ti] {
+            pi += 1
+            ti += 1
+        } else if pi < p.count, p[pi] == "*" {
+            star = pi
+            mark = ti
+            pi += 1
+        } else if star >= 0 {
+            pi = star + 1
+            mark += 1
+            ti = mark
+        } else {
+            return false
+        }
+    }
+    while pi < p.count, p[pi] == "*" { pi += 1 }
+    return pi == p.count
+}

@@ -1,0 +1,291 @@
+import InputModel
+import Yams
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A configuration error naming the key path, the line and what is wrong.
+public struct ConfigError: Error, Hashable, CustomStringConvertible {
+    /// The file, if the configuration came from one.
+    public var file: String?
+    /// 1-based line, if known.
+    public var line: Int?
+    /// The key path, e.g. `devices[1].codes.KEY_Q`.
+    public var key: String
+    /// What is wrong.
+    public var reason: String
+
+    public var description: String {
+        var where_ = file ?? "config"
+        if let line { where_ += ":\(line)" }
+        return "\(where_): \(key.isEmpty ? "" : key + ": ")\(reason)"
+    }
+}
+
+extension FilterConfig {
+    /// Reads a configuration file.
+    public static func load(path: String) throws -> FilterConfig {
+        guard let fp = fopen(path, "r") else {
+            throw ConfigError(file: path, line: nil, key: "", reason: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(fp) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, fp)
+            if n <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return try parse(yaml: String(decoding: bytes, as: UTF8.self), file: path)
+    }
+
+    /// Parses configuration text.
+    public static func parse(yaml: String, file: String? = nil) throws -> FilterConfig {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw ConfigError(file: file, line: yamlErrorLine(error), key: "", reason: "not valid YAML: \(error)")
+        }
+        var config = FilterConfig()
+        guard let root else { return config }   // empty file: built-in defaults
+        let reader = ConfigReader(file: file)
+        let top = try reader.mapping(root, "")
+        for (key, value) in top {
+            switch key {
+            case "version":
+                guard reader.int(value) == 1 else {
+                    throw reader.error(value, "version", "unsupported version (expected 1)")
+                }
+            case "defaults":
+                try reader.readDefaults(value, into: &config.defaults)
+            case "devices":
+                guard case .sequence(let seq) = value else { throw reader.error(value, "devices", "expected a list of rules") }
+                for (i, item) in seq.enumerated() {
+                    config.rules.append(try reader.readRule(item, path: "devices[\(i)]"))
+                }
+            default:
+                throw reader.error(value, key, "unknown key (expected version, defaults, devices)")
+            }
+        }
+        return config
+    }
+}
+
+private func yamlErrorLine(_ error: YamlError) -> Int? {
+    switch error {
+    case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
+        return mark.line
+    default:
+        return nil
+    }
+}
+
+/// Walks the YAML tree, turning every mistake into a `ConfigError` with key path and line.
+private struct ConfigReader {
+    let file: String?
+
+    func error(_ node: Node, _ key: String, _ reason: String) -> ConfigError {
+        ConfigError(file: file, line: node.mark.map { $0.line }, key: key, reason: reason)
+    }
+
+    func mapping(_ node: Node, _ path: String) throws -> [(String, Node)] {
+        guard case .mapping(let m) = node else { throw error(node, path, "expected a mapping") }
+        var seen = Set<String>()
+        var result: [(String, Node)] = []
+        for (k, v) in m {
+            guard let key = k.string else { throw error(k, path, "keys must be strings") }
+            guard seen.insert(key).inserted else { throw error(k, join(path, key), "duplicate key") }
+            result.append((key, v))
+        }
+        return result
+    }
+
+    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    func int(_ node: Node) -> Int? {
+        guard case .scalar(let s) = node else { return nil }
+        return Int(s.string)
+    }
+
+    /// `25ms`, `1s`, `500us`, `0.5s`, a bare number (milliseconds), or `off` (0).
+    func duration(_ node: Node, _ path: String) throws -> Int64 {
+        guard case .scalar(let s) = node else { throw error(node, path, "expected a duration like 25ms or off") }
+        let text = s.string.trimmingSpaces().lowercased()
+        if text == "off" || text == "false" || text == "none" { return 0 }
+        let units: [(String, Double)] = [("ms", 1e6), ("us", 1e3), ("µs", 1e3), ("ns", 1), ("s", 1e9)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            if let v = Double(text.dropLast(suffix.count)), v >= 0, v < 1e6 { return Int64(v * scale) }
+            throw error(node, path, "bad duration '\(s.string)'")
+        }
+        if let v = Double(text), v >= 0, v < 1e6 { return Int64(v * 1e6) }
+        throw error(node, path, "bad duration '\(s.string)' (use e.g. 25ms, 1s or off)")
+    }
+
+    /// A rate in Hz (`max_rate: 125`) as a minimum interval; `off` = 0.
+    func rate(_ node: Node, _ path: String) throws -> Int64 {
+        guard case .scalar(let s) = node else { throw error(node, path, "expected a rate in Hz or off") }
+        let text = s.string.trimmingSpaces().lowercased()
+        if text == "off" || text == "false" || text == "none" { return 0 }
+        let number = text.hasSuffix("hz") ? String(text.dropLast(2)) : text
+        guard let hz = Double(number), hz > 0, hz <= 1_000_000 else {
+            throw error(node, path, "bad rate '\(s.string)' (a positive number of Hz, or off)")
+        }
+        return Int64(1e9 / hz)
+    }
+
+    func hysteresis(_ node: Node, _ path: String) throws -> FilterConfig.Hysteresis {
+        guard case .scalar(let s) = node else { throw error(node, path, "expected a number, fuzz or off") }
+        let text = s.string.trimmingSpaces().lowercased()
+        if text == "fuzz" { return .fuzz }
+        if text == "off" || text == "false" { return .value(0) }
+        guard let v = Int32(text), v >= 0 else { throw error(node, path, "bad hysteresis '\(s.string)' (a number ≥ 0, fuzz or off)") }
+        return .value(v)
+    }
+
+    func readDefaults(_ node: Node, into d: inout FilterConfig.Defaults) throws {
+        for (key, value) in try mapping(node, "defaults") {
+            let path = "defaults." + key
+            switch key {
+            case "keys": d.keys = try duration(value, path)
+            case "buttons": d.buttons = try duration(value, path)
+            case "switches": d.switches = try duration(value, path)
+            case "abs":
+                for (k, v) in try mapping(value, path) {
+                    switch k {
+                    case "hysteresis": d.absHysteresis = try hysteresis(v, path + "." + k)
+                    case "max_rate": d.absMinInterval = try rate(v, path + "." + k)
+                    default: throw error(v, path + "." + k, "unknown key (expected hysteresis, max_rate)")
+                    }
+                }
+            case "rel":
+                for (k, v) in try mapping(value, path) {
+                    guard k == "max_rate" else { throw error(v, path + "." + k, "unknown key (expected max_rate)") }
+                    d.relMinInterval = try rate(v, path + "." + k)
+                }
+            case "multitouch":
+                guard case .scalar(let s) = value, s.string == "passthrough" else {
+                    throw error(value, path, "only 'passthrough' is supported; configure single ABS_MT_* codes under codes:")
+                }
+            default:
+                throw error(value, path, "unknown key (expected keys, buttons, switches, abs, rel, multitouch)")
+            }
+        }
+    }
+
+    func readRule(_ node: Node, path: String) throws -> FilterConfig.Rule {
+        let entries = try mapping(node, path)
+        guard let matchNode = entries.first(where: { $0.0 == "match" })?.1 else {
+            throw error(node, path + ".match", "missing (every rule needs a match)")
+        }
+        var rule = FilterConfig.Rule(match: try readMatch(matchNode, path: path + ".match"))
+        for (key, value) in entries {
+            let p = path + "." + key
+            switch key {
+            case "match": break
+            case "keys": rule.keys = try duration(value, p)
+            case "buttons": rule.buttons = try duration(value, p)
+            case "switches": rule.switches = try duration(value, p)
+            case "abs":
+                for (k, v) in try mapping(value, p) {
+                    switch k {
+                    case "hysteresis": rule.absHysteresis = try hysteresis(v, p + "." + k)
+                    case "max_rate": rule.absMinInterval = try rate(v, p + "." + k)
+                    default: throw error(v, p + "." + k, "unknown key (expected hysteresis, max_rate)")
+                    }
+                }
+            case "rel":
+                for (k, v) in try mapping(value, p) {
+                    guard k == "max_rate" else { throw error(v, p + "." + k, "unknown key (expected max_rate)") }
+                    rule.relMinInterval = try rate(v, p + "." + k)
+                }
+            case "codes":
+                for (name, spec) in try mapping(value, p) {
+                    let cp = p + "." + name
+                    guard let (type, code) = EventNames.code(named: name) else {
+                        throw error(spec, cp, "unknown event code name")
+                    }
+                    rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
+                }
+            default:
+                throw error(value, p, "unknown key (expected match, keys, buttons, switches, abs, rel, codes)")
+            }
+        }
+        return rule
+    }
+
+    func readMatch(_ node: Node, path: String) throws -> FilterConfig.Match {
+        var match = FilterConfig.Match()
+        let entries = try mapping(node, path)
+        if entries.isEmpty { throw error(node, path, "empty match (give class, name and/or id)") }
+        for (key, value) in entries {
+            let p = path + "." + key
+            guard case .scalar(let s) = value else { throw error(value, p, "expected a string") }
+            switch key {
+            case "class":
+                guard let c = DeviceClass(rawValue: s.string) else {
+                    let known = DeviceClass.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw error(value, p, "unknown class '\(s.string)' (one of \(known))")
+                }
+                match.deviceClass = c
+            case "name":
+                match.name = s.string
+            case "id":
+                let parts = s.string.split(separator: ":")
+                guard parts.count == 2, let v = UInt16(parts[0], radix: 16), let pr = UInt16(parts[1], radix: 16) else {
+                    throw error(value, p, "expected vendor:product in hex, e.g. 046d:c077")
+                }
+                match.vendor = v
+                match.product = pr
+            default:
+                throw error(value, p, "unknown key (expected class, name, id)")
+            }
+        }
+        return match
+    }
+
+    func codeSpec(_ node: Node, type: UInt16, path: String) throws -> FilterConfig.CodeFilterSpec {
+        if case .scalar(let s) = node {
+            let text = s.string.trimmingSpaces().lowercased()
+            if text == "off" || text == "passthrough" { return .off }
+            switch type {
+            case EventType.key, EventType.sw:
+                let d = try duration(node, path)
+                return d == 0 ? .off : .window(d)
+            default:
+                throw error(node, path, "expected a mapping such as { hysteresis: 4, max_rate: 250 } for this axis")
+            }
+        }
+        var hysteresis: FilterConfig.Hysteresis?
+        var interval: Int64?
+        var debounce: Int64?
+        for (k, v) in try mapping(node, path) {
+            switch k {
+            case "hysteresis" where type == EventType.abs: hysteresis = try self.hysteresis(v, path + "." + k)
+            case "max_rate" where type == EventType.abs || type == EventType.rel: interval = try rate(v, path + "." + k)
+            case "debounce" where type == EventType.abs || type == EventType.sw: debounce = try duration(v, path + "." + k)
+            case "window" where type == EventType.key: debounce = try duration(v, path + "." + k)
+            default: throw error(v, path + "." + k, "not a setting for \(EventNames.typeText(type)) codes")
+            }
+        }
+        if type == EventType.key { return debounce.map { $0 == 0 ? .off : .window($0) } ?? .off }
+        if let debounce {
+            guard hysteresis == nil, interval == nil else {
+                throw error(node, path, "debounce cannot be combined with hysteresis or max_rate")
+            }
+            return debounce == 0 ? .off : .debounce(debounce)
+        }
+        if type == EventType.rel { return .relative(minInterval: interval ?? 0) }
+        return .absolute(hysteresis: hysteresis, minInterval: interval)
+    }
+}
+
+extension String {
+    fileprivate func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
+        while s.last == " " || s.last == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

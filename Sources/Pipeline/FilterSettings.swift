@@ -1,0 +1,58 @@
+import InputModel
+
+/// How one event code of one device is filtered (resolved from `FilterConfig`).
+public enum CodeFilter: Hashable, Sendable, CustomStringConvertible {
+    /// Delivered unchanged.
+    case passthrough
+    /// Keys and buttons: first edge at once, chatter inside `window` swallowed, the settled
+    /// state delivered at the window's end if it changed (throttle-latest +
+    /// distinctUntilChanged). Repeats (value 2) always pass.
+    case chatter(window: Int64)
+    /// Switches, slow sensors: a value is delivered once it has been stable for `window`.
+    case debounce(window: Int64)
+    /// Absolute axes: a change of at most `hysteresis` from the last delivered value counts
+    /// as unchanged; with `minInterval` > 0 at most one value per interval (latest wins).
+    case absolute(hysteresis: Int32, minInterval: Int64)
+    /// Relative axes: never dropped; with `minInterval` > 0 deltas inside an interval are
+    /// summed and delivered at its end.
+    case relative(minInterval: Int64)
+
+    public var description: String {
+        func ms(_ ns: Int64) -> String {
+            ns % 1_000_000 == 0 ? "\(ns / 1_000_000)ms" : "\(Double(ns) / 1e6)ms"
+        }
+        switch self {
+        case .passthrough: return "passthrough"
+        case .chatter(let w): return "chatter \(ms(w))"
+        case .debounce(let w): return "debounce \(ms(w))"
+        case .absolute(let h, let i): return i > 0 ? "hysteresis \(h), every \(ms(i))" : "hysteresis \(h)"
+        case .relative(let i): return i > 0 ? "sum every \(ms(i))" : "passthrough"
+        }
+    }
+}
+
+/// The filters of one device: one `CodeFilter` per (type, code) it reports.
+public struct DeviceFilterSettings: Hashable, Sendable {
+    /// Filter per `EV_KEY` code.
+    public var keys: [UInt16: CodeFilter] = [:]
+    /// Filter per `EV_SW` code.
+    public var switches: [UInt16: CodeFilter] = [:]
+    /// Filter per `EV_ABS` code.
+    public var absolute: [UInt16: CodeFilter] = [:]
+    /// Filter per `EV_REL` code.
+    public var relative: [UInt16: CodeFilter] = [:]
+
+    /// Creates empty settings (everything passes).
+    public init() {}
+
+    /// The filter for `type`/`code` (passthrough when none is set).
+    public func filter(type: UInt16, code: UInt16) -> CodeFilter {
+        switch type {
+        case EventType.key: return keys[code] ?? .passthrough
+        case EventType.sw: return switches[code] ?? .passthrough
+        case EventType.abs: return absolute[code] ?? .passthrough
+        case EventType.rel: return relative[code] ?? .passthrough
+        default: return .passthrough
+        }
+    }
+}

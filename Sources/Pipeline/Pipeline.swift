@@ -1,1 +1,0 @@
-// The Pipeline module: see docs/architecture.md for what it owns.
