@@ -348,7 +348,9 @@ struct DescriptionBuilder {
         let properties = Self.bits(propertyBytes)
         let info = DeviceInfo(
             name: name ?? "", inputID: inputID ?? InputID(bustype: 0, vendor: 0, product: 0, version: 0),
-            classes: recordedDeviceClasses(capabilities: capabilities, inputProperties: properties),
+            // Recordings have no udev: classify by udev's own rules so replay filters match live.
+            classes: DeviceClassifier.classes(capabilities: capabilities, inputProperties: properties,
+                                              bustype: inputID?.bustype ?? 0),
             capabilities: capabilities, absInfo: absInfo, inputProperties: properties)
         return RecordedDevice(info: info, events: events, ledStates: leds, switchStates: switches)
     }

@@ -3,6 +3,8 @@ import InputModel
 
 /// Writes `# EVEMU 1.3` files that evemu-play, evemu-device and `EvemuReader` read.
 ///
+/// Event lines look exactly like evemu-record's, comment included (`# EV_KEY / KEY_A  1`).
+///
 /// Reading what this writes gives back an equal `RecordedDevice`, with three limits of the
 /// format: times are kept to the microsecond (truncated), `AbsInfo.value` is not written (the
 /// `A:` line has no field for it; readers give 0), and an event type listed in `capabilities`
@@ -88,8 +90,12 @@ public enum EvemuWriter {
                 out.append(ASCII.newline)
             }
         }
+        var lastSynMillis: Int64 = 0
         for event in device.events {
             appendEvent(event, startMicroseconds: startMicroseconds, to: &out)
+            out.removeLast()   // the newline: a comment follows
+            appendComment(event, startMicroseconds: startMicroseconds, lastSynMillis: &lastSynMillis,
+                          to: &out)
         }
         return out
     }
@@ -117,6 +123,28 @@ public enum EvemuWriter {
         out.append(ASCII.space)
         out.appendDecimal(Int64(event.value), width: 4)   // "-013", "0001": printf's %04d
         out.append(ASCII.newline)
+    }
+
+    /// evemu-record's comment after an event: names from libevdev (`EventNames`), and for each
+    /// `SYN_REPORT` the milliseconds since the previous one, so people can read the file.
+    static func appendComment(_ event: InputEvent, startMicroseconds: Int64, lastSynMillis: inout Int64,
+                              to out: inout [UInt8]) {
+        out.append(ASCII.tab)
+        if event.type == EventType.syn && event.code == SynCode.mtReport {
+            out.append(text: "# ++++++++++++ \(EventNames.codeText(type: event.type, code: event.code)) "
+                + "(\(event.value)) ++++++++++\n")
+        } else if event.type == EventType.syn {
+            let micros = startMicroseconds + event.time / 1000
+            let millis = micros / 1_000_000 * 1000 + micros % 1_000_000 / 1000
+            let delta = millis - lastSynMillis
+            lastSynMillis = millis
+            out.append(text: "# ------------ \(EventNames.codeText(type: event.type, code: event.code)) "
+                + "(\(event.value)) ---------- \(delta >= 0 ? "+" : "")\(delta)ms\n")
+        } else {
+            let code = EventNames.codeText(type: event.type, code: event.code)
+            let padded = code.count < 20 ? code + String(repeating: " ", count: 20 - code.count) : code
+            out.append(text: "# \(EventNames.typeText(event.type)) / \(padded) \(event.value)\n")
+        }
     }
 
     /// The bitmask of `bits` as 8-byte lines, at least `minimumBytes` long.

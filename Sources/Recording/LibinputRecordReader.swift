@@ -217,7 +217,8 @@ public enum LibinputRecordReader {
             // udev's own verdict at recording time beats re-deriving it from capabilities.
             var classes = Set(DeviceClass.allCases.filter { udevProperties[$0.udevProperty] == "1" })
             if classes.isEmpty {
-                classes = recordedDeviceClasses(capabilities: capabilities, inputProperties: inputProperties)
+                classes = DeviceClassifier.classes(capabilities: capabilities, inputProperties: inputProperties,
+                                                   bustype: UInt16(id[0]))
             }
             let info = DeviceInfo(
                 name: name,

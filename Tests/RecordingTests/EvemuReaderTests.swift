@@ -261,3 +261,22 @@ struct EvemuDetailTests {
         }
     }
 }
+
+@Suite("Device classes of recordings")
+struct RecordedDeviceClassTests {
+    /// Recordings carry no udev data: classes come from `DeviceClassifier` (udev's rules), so
+    /// a replayed device lands in the same filter class as the live one.
+    @Test(arguments: [
+        ("keyboards/Lenovo ThinkPad Compact USB Keyboard with TrackPoint.keyboard.events", nil,
+         [DeviceClass.keyboard, .key]),
+        ("mice/PS2 Generic Mouse.events", "mice/PS2 Generic Mouse.desc", [.mouse]),
+        ("touchpads/bcm5974.three-finger-click.events", nil, [.touchpad]),
+        ("touchscreens/Atmel maXTouch Touchscreen.1-finger-fast-taps.events", nil, [.touchscreen]),
+        ("tablets/dell_canvas_pen.evemu", nil, [.tablet]),
+    ] as [(String, String?, Set<DeviceClass>)])
+    func classesFollowUdevRules(_ events: String, _ description: String?, _ classes: Set<DeviceClass>) throws {
+        let recording = try EvemuReader.read(events: Fixtures.evemu(events),
+                                             description: description.map(Fixtures.evemu))
+        #expect(recording.devices[0].info.classes == classes)
+    }
+}

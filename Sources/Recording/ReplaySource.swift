@@ -1,0 +1,203 @@
+import InputModel
+import Reactive
+import Synchronization
+
+/// Plays recordings as if their devices were plugged in: each device is announced as
+/// added, its frames arrive at their recorded times, then it is announced as removed — so
+/// device scopes are exercised exactly as in live mode.
+///
+/// Time: recording time 0 maps to the scheduler's clock when the replay starts (`origin`),
+/// and a frame recorded at `t` is delivered at `origin + t / speed` with that value as its
+/// `time`, so the filters' windows and the scheduler's timers agree. On a
+/// `VirtualTimeScheduler` the replay advances with the virtual clock (tests: an hour of
+/// input in milliseconds, byte-identical every run); on a dispatch scheduler it paces in real
+/// time (`speed` 1), faster (`speed` > 1) or as fast as possible (`speed` = .infinity).
+///
+/// All devices are added at the start (like devices present when the daemon starts); a
+/// device is removed right after its last frame. Events after a recording's last
+/// `SYN_REPORT` are not a complete frame and are not delivered (`droppedIncompleteEvents`).
+/// Several recordings play together on one time base; a device that appears twice gets a
+/// `#2`, `#3`... suffix on its id. One reusable timer slot drives the whole replay.
+public final class ReplaySource: @unchecked Sendable {
+    enum StepKind {
+        case add
+        case frame(Int)
+        case remove
+    }
+
+    struct Step {
+        let time: Int64
+        let device: Int
+        let kind: StepKind
+    }
+
+    /// The devices as they will be announced.
+    public let devices: [DeviceInfo]
+    /// Events dropped because they followed the last `SYN_REPORT` of their recording.
+    public let droppedIncompleteEvents: Int
+
+    private let frames: [[InputFrame]]
+    private let steps: [Step]
+    private let scheduler: SchedulerType
+    private let speed: Double
+    private let loop: Bool
+    private let loopGap: Int64
+    private let changes = PublishSubject<DeviceChange>()
+    private let subjects: [PublishSubject<InputFrame>]
+    private let started = Atomic<Bool>(false)
+    private let finished = BehaviorSubject<Bool>(value: false)
+    // Touched only from timer fires (serial) and `start`.
+    private var cursor = 0
+    private var origin: Int64 = 0
+    private var timer: SchedulerTimer?
+    private var generation: UInt64 = 0
+    private var present: [Bool]
+
+    /// Prepares a replay of `recordings` on `scheduler`.
+    ///
+    /// - Parameters:
+    ///   - speed: 1 = recorded pace, 2 = twice as fast, `.infinity` = no waiting.
+    ///   - loop: start again (devices re-added) `loopGap` after the end.
+    public init(recordings: [Recording], scheduler: SchedulerType, speed: Double = 1, loop: Bool = false,
+                loopGap: RxTimeInterval = .seconds(1)) {
+        precondition(speed > 0, "replay speed must be positive")
+        self.scheduler = scheduler
+        self.speed = speed
+        self.loop = loop
+        self.loopGap = loopGap.nanoseconds
+        var infos: [DeviceInfo] = []
+        var framesPerDevice: [[InputFrame]] = []
+        var dropped = 0
+        var seen: [DeviceID: Int] = [:]
+        for recording in recordings {
+            for device in recording.devices {
+                var info = device.info
+                let n = (seen[info.id] ?? 0) + 1
+                seen[info.id] = n
+                if n > 1 { info.id = DeviceID(rawValue: info.id.rawValue + "#\(n)") }
+                infos.append(info)
+                let framed = device.frames()
+                dropped += framed.incompleteFrame.count
+                framesPerDevice.append(framed.frames)
+            }
+        }
+        var steps: [Step] = []
+        for (d, list) in framesPerDevice.enumerated() {
+            steps.append(Step(time: 0, device: d, kind: .add))
+            for (i, frame) in list.enumerated() { steps.append(Step(time: frame.time, device: d, kind: .frame(i))) }
+            steps.append(Step(time: list.last?.time ?? 0, device: d, kind: .remove))
+        }
+        // Stable: adds first, then frames in time order (ties: device order), removal after a
+        // device's last frame.
+        self.steps = steps.enumerated().sorted { a, b in
+            if a.element.time != b.element.time { return a.element.time < b.element.time }
+            func rank(_ k: StepKind) -> Int {
+                switch k { case .add: return 0; case .frame: return 1; case .remove: return 2 }
+            }
+            let ra = rank(a.element.kind), rb = rank(b.element.kind)
+            return ra != rb ? ra < rb : a.offset < b.offset
+        }.map(\.element)
+        devices = infos
+        frames = framesPerDevice
+        droppedIncompleteEvents = dropped
+        subjects = infos.map { _ in PublishSubject<InputFrame>() }
+        present = infos.map { _ in false }
+        LiveResources.increment()
+    }
+
+    deinit { LiveResources.decrement() }
+
+    /// Added/removed notices. The first subscription starts the replay (on the scheduler);
+    /// disposing it stops the replay.
+    public var deviceChanges: Observable<DeviceChange> {
+        Observable.create { [weak self] observer in
+            guard let self else {
+                observer.onCompleted()
+                return Disposables.create()
+            }
+            let subscription = self.changes.subscribe(observer)
+            if !self.started.exchange(true, ordering: .acquiringAndReleasing) {
+                self.scheduler.schedule { [weak self] in self?.begin() }
+            }
+            return Disposables.create { [weak self] in
+                subscription.dispose()
+                self?.scheduler.schedule { [weak self] in self?.stop() }
+            }
+        }
+    }
+
+    /// The frames of one announced device; completes when the replay removes it.
+    public func frames(for device: DeviceInfo) -> Observable<InputFrame> {
+        guard let i = devices.firstIndex(where: { $0.id == device.id }) else { return .empty() }
+        return subjects[i].asObservable()
+    }
+
+    /// Emits `true` once the replay has played everything (never, when looping).
+    public var isFinished: Observable<Bool> { finished.asObservable() }
+
+    private func begin() {
+        origin = scheduler.now
+        cursor = 0
+        timer = scheduler.makeTimer { [weak self] token in self?.fire(token) }
+        run()
+    }
+
+    private func stop() {
+        timer?.invalidate()
+        timer = nil
+        for d in devices.indices where present[d] {
+            present[d] = false
+            subjects[d].onCompleted()
+        }
+    }
+
+    private func deadline(of step: Step) -> Int64 {
+        speed.isInfinite ? origin : origin + Int64((Double(step.time) / speed).rounded())
+    }
+
+    private func fire(_ token: UInt64) {
+        guard token == generation else { return }
+        run()
+    }
+
+    /// Delivers every step that is due, then arms the timer for the next one.
+    private func run() {
+        let now = scheduler.now
+        while cursor < steps.count {
+            let step = steps[cursor]
+            let due = deadline(of: step)
+            if due > now {
+                generation &+= 1
+                timer?.arm(at: due, token: generation)
+                return
+            }
+            cursor += 1
+            let info = devices[step.device]
+            switch step.kind {
+            case .add:
+                present[step.device] = true
+                changes.onNext(.added(info))
+            case .frame(let i):
+                var frame = frames[step.device][i]
+                let time = due
+                frame.time = time
+                for j in frame.events.indices { frame.events[j].time = time }
+                subjects[step.device].onNext(frame)
+            case .remove:
+                guard present[step.device] else { continue }
+                present[step.device] = false
+                subjects[step.device].onCompleted()
+                changes.onNext(.removed(info))
+            }
+            if timer == nil { return }   // stopped by a subscriber while delivering
+        }
+        if loop {
+            origin = now + loopGap
+            cursor = 0
+            generation &+= 1
+            timer?.arm(at: origin, token: generation)
+        } else {
+            finished.onNext(true)
+        }
+    }
+}
