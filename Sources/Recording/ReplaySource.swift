@@ -43,7 +43,9 @@ public final class ReplaySource: @unchecked Sendable {
     private let loop: Bool
     private let loopGap: Int64
     private let changes = PublishSubject<DeviceChange>()
-    private let subjects: [PublishSubject<InputFrame>]
+    // One subject per device and pass (a looping replay re-adds devices with fresh streams);
+    // replaced only on the scheduler, right before the device's `added` notice.
+    private var subjects: [PublishSubject<InputFrame>]
     private let started = Atomic<Bool>(false)
     private let finished = BehaviorSubject<Bool>(value: false)
     // Touched only from timer fires (serial) and `start`.
@@ -126,7 +128,9 @@ public final class ReplaySource: @unchecked Sendable {
         }
     }
 
-    /// The frames of one announced device; completes when the replay removes it.
+    /// The frames of one announced device; completes when the replay removes it. Call it from
+    /// the `added` notice's handler (on the scheduler): every pass of a looping replay gives
+    /// the device a fresh stream.
     public func frames(for device: DeviceInfo) -> Observable<InputFrame> {
         guard let i = devices.firstIndex(where: { $0.id == device.id }) else { return .empty() }
         return subjects[i].asObservable()
@@ -151,8 +155,12 @@ public final class ReplaySource: @unchecked Sendable {
         }
     }
 
-    private func deadline(of step: Step) -> Int64 {
-        speed.isInfinite ? origin : origin + Int64((Double(step.time) / speed).rounded())
+    private func deadline(of step: Step) -> Int64 { mapTime(step.time) }
+
+    /// Recording time → scheduler time.
+    private func mapTime(_ t: Int64) -> Int64 {
+        if speed == 1 { return origin + t }
+        return speed.isInfinite ? origin : origin + Int64((Double(t) / speed).rounded())
     }
 
     private func fire(_ token: UInt64) {
@@ -176,12 +184,12 @@ public final class ReplaySource: @unchecked Sendable {
             switch step.kind {
             case .add:
                 present[step.device] = true
+                subjects[step.device] = PublishSubject()
                 changes.onNext(.added(info))
             case .frame(let i):
                 var frame = frames[step.device][i]
-                let time = due
-                frame.time = time
-                for j in frame.events.indices { frame.events[j].time = time }
+                frame.time = due
+                for j in frame.events.indices { frame.events[j].time = mapTime(frame.events[j].time) }
                 subjects[step.device].onNext(frame)
             case .remove:
                 guard present[step.device] else { continue }
