@@ -1,0 +1,175 @@
+import Dispatch
+import Reactive
+import ReactiveTesting
+import Synchronization
+import Testing
+
+/// observeOn: order, serial delivery, batching, disposal.
+@Suite("observeOn")
+struct ObserveOnTests {
+    @Test("virtual time: events are delivered by a job on the scheduler, in order")
+    func virtualTime() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .completed(230)])
+            let observer = scheduler.start { source.asObservable().observeOn(scheduler) }
+            #expect(observer.events == [.next(210, 1), .next(220, 2), .completed(230)])
+            #expect(source.subscriptions == [Subscription(200, 230)])
+            #expect(Marbles.render(observer.events, start: 200) == "-12|")
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("an error is delivered on the scheduler and the source is released")
+    func error() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(4))])
+            let observer = scheduler.start { source.asObservable().observeOn(scheduler) }
+            #expect(observer.events == [.next(210, 1), .error(220, TestError(4))])
+            #expect(source.subscriptions == [Subscription(200, 220)])
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("a synchronous burst is delivered later, by one job")
+    func burstIsOneJob() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let counting = JobCountingScheduler(scheduler)
+            var received: [Int] = []
+            let subscription = Observable.from(0..<100).observeOn(counting)
+                .subscribe(onNext: { received.append($0) })
+            #expect(received.isEmpty)   // nothing delivered on the subscribing thread
+            scheduler.start()
+            #expect(received == Array(0..<100))
+            #expect(counting.scheduled == 1)
+            subscription.dispose()
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("serial dispatch queue: order preserved; a burst while a drain job is pending costs one job")
+    func serialQueue() {
+        let baseline = LiveResources.count
+        do {
+            let counting = JobCountingScheduler(SerialDispatchQueueScheduler(label: "observeOn-serial"))
+            let subject = PublishSubject<Int>()
+            let received = SharedList<Int>()
+            let done = DispatchSemaphore(value: 0)
+            let subscription = subject.observeOn(counting)
+                .subscribe(onNext: { received.append($0) }, onCompleted: { done.signal() })
+            let n = 10_000
+            // Phase 1: the first event schedules the drain job, which is held; the other
+            // N-1 events join the queue without scheduling anything.
+            counting.hold()
+            for i in 0..<n { subject.onNext(i) }
+            #expect(counting.scheduled == 1)
+            counting.release()
+            // Phase 2, free-running: order is all that can be asserted without timing.
+            for i in n..<(2 * n) { subject.onNext(i) }
+            subject.onCompleted()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(received.values == Array(0..<(2 * n)))
+            subscription.dispose()
+        }
+        waitForBaseline(baseline)
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("concurrent scheduler, several producer threads: serial delivery, per-producer order, one job per burst")
+    func concurrentProducers() {
+        let baseline = LiveResources.count
+        do {
+            let counting = JobCountingScheduler(ConcurrentDispatchQueueScheduler(qos: .default))
+            let received = SharedList<Int>()
+            let inside = Atomic<Int>(0)
+            let overlaps = SharedCounter()
+            // Several producer threads feed one observeOn sink directly (no subject in front
+            // to serialise them): `create` hands out its observer to every thread.
+            var feed: AnyObserver<Int>?
+            let source = Observable<Int>.create { observer in
+                feed = observer
+                return Disposables.create()
+            }
+            let subscription = source.observeOn(counting).subscribe(onNext: { value in
+                if inside.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue != 1 { overlaps.add(1) }
+                received.append(value)
+                inside.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+            })
+            let observer = feed!
+            let producers = 4
+            let perProducer = 2_000
+            counting.hold()
+            DispatchQueue.concurrentPerform(iterations: producers) { p in
+                for i in 0..<perProducer { observer.onNext(p * 1_000_000 + i) }
+            }
+            #expect(counting.scheduled == 1)
+            counting.release()
+            // Free-running from several threads again: delivery must stay serial.
+            DispatchQueue.concurrentPerform(iterations: producers) { p in
+                for i in perProducer..<(2 * perProducer) { observer.onNext(p * 1_000_000 + i) }
+            }
+            let total = producers * perProducer * 2
+            let deadline = monotonicNow() + 10_000_000_000
+            while received.values.count < total && monotonicNow() < deadline {
+                usleep(1_000)
+            }
+            let values = received.values
+            #expect(values.count == total)
+            #expect(overlaps.value == 0)
+            for p in 0..<producers {
+                let mine = values.filter { $0 / 1_000_000 == p }
+                #expect(mine == (0..<(2 * perProducer)).map { p * 1_000_000 + $0 })
+            }
+            subscription.dispose()
+            feed = nil
+        }
+        waitForBaseline(baseline)
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("disposal mid-stream stops delivery")
+    func disposalMidStream() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            var received: [Int] = []
+            var subscription: Disposable?
+            subscription = Observable.from(0..<100).observeOn(scheduler).subscribe(onNext: { value in
+                received.append(value)
+                if value == 9 { subscription?.dispose() }
+            })
+            scheduler.start()
+            #expect(received == Array(0..<10))
+            subscription = nil
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("disposal before the drain job runs drops everything queued")
+    func disposalBeforeDrain() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            var received: [Int] = []
+            let subscription = Observable.from(0..<5).observeOn(scheduler).subscribe(onNext: { received.append($0) })
+            subscription.dispose()
+            scheduler.start()
+            #expect(received.isEmpty)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    private func waitForBaseline(_ baseline: Int) {
+        let deadline = monotonicNow() + 2_000_000_000
+        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
