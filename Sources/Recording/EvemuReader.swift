@@ -238,7 +238,8 @@ public enum EvemuReader {
         let isPrefixed = cursor.p + 1 < cursor.end && cursor.p[1] == ASCII.colon
         let prefix = isPrefixed ? first : 0
         guard [0x4E, 0x49, 0x50, 0x42, 0x41, 0x4C, 0x53].contains(prefix) else {   // N I P B A L S
-            throw cursor.error(.unknownLinePrefix(cursor.token(from: cursor.p)))
+            // Prefixes start in column 0 (as evemu requires); name what the line starts with.
+            throw cursor.error(.unknownLinePrefix(cursor.token(from: probe.p)))
         }
         let letter = Character(UnicodeScalar(prefix))
         switch role {

@@ -102,4 +102,46 @@ struct MalformedRecordingTests {
             try EvemuReader.parse([], file: "empty")
         }
     }
+
+    @Test func moreEvemuLineErrorsInMemory() {
+        let head = "N: X\nI: 0001 0002 0003 0004\n"
+        func error(_ text: String) -> RecordingError? {
+            do { _ = try EvemuReader.parse(Array(text.utf8), file: "m"); return nil } catch { return error }
+        }
+        #expect(error(head + "  E: 0.000000 0001 001e 1\n")
+            == RecordingError(file: "m", line: 3, reason: .unknownLinePrefix("E:")))
+        #expect(error(head + "B: 20 00 00 00 00 00 00 00 00\n")
+            == RecordingError(file: "m", line: 3, reason: .badHex(field: "event type", text: "20")))
+        #expect(error(head + "A: 00 0 10 0\n")
+            == RecordingError(file: "m", line: 3, reason: .truncatedLine(expected: "axis flat")))
+        #expect(error(head + "I: 0001 0002 0003 0004\n")
+            == RecordingError(file: "m", line: 3, reason: .misplacedLine("second I: line")))
+        #expect(error(head + "E: 0.000000 0x01 001e 1\n")
+            == RecordingError(file: "m", line: 3, reason: .badHex(field: "event type", text: "0x01")))
+        #expect(error(head + "E: -1.000000 0001 001e 1\n")
+            == RecordingError(file: "m", line: 3, reason: .badNumber(field: "timestamp", text: "-1.000000")))
+        #expect(error(head + "E: 0.000000 0001 001e -2147483649\n")
+            == RecordingError(file: "m", line: 3, reason: .badNumber(field: "event value", text: "-2147483649")))
+        #expect(error("I: 0001 0002 0003 0004\nE: 0.000000 0001 001e 1\n")
+            == RecordingError(file: "m", line: 2, reason: .missingDescription(
+                "no N: line before the events (an events-only file needs its .desc file)")))
+        #expect(error("N: X\nE: 0.000000 0001 001e 1\n")
+            == RecordingError(file: "m", line: 2, reason: .missingDescription("no I: line")))
+        #expect(error(head + "E: 0.000000 0001 001e -2147483648\n") == nil)
+    }
+
+    @Test func moreYAMLShapeErrorsInMemory() {
+        func error(_ text: String) -> RecordingError? {
+            do { _ = try LibinputRecordReader.parse(Array(text.utf8), file: "y"); return nil } catch { return error }
+        }
+        #expect(error("version: 1\nndevices: 2\ndevices: []\n")
+            == RecordingError(file: "y", line: 2, reason: .badStructure("ndevices is 2 but 0 devices follow")))
+        #expect(error("version: 1\n")
+            == RecordingError(file: "y", line: 1, reason: .badStructure("missing devices")))
+        #expect(error("version: 1\ndevices:\n- evdev:\n    name: A\n    id: [1, 2, 3, 4]\n    codes: [1]\n")
+            == RecordingError(file: "y", line: 6, reason: .badStructure("codes is not a mapping")))
+        #expect(error("version: 1\ndevices:\n- evdev:\n    name: A\n    id: [1, 2, 3, 0x10]\n")
+            == RecordingError(file: "y", line: 5, reason: .badNumber(field: "evdev id", text: "0x10")))
+        #expect(error("version: 1\ndevices:\n- evdev:\n    name: A\n    id: [1, 2, 3, 4]\n") == nil)
+    }
 }
