@@ -208,6 +208,7 @@ public enum EvemuReader {
                                                   text: RecordingError.Reason.seconds(raw)))
                 }
                 sink.previous = raw
+                assert(sink.count < sink.capacity, "one event per line, and lines were counted")
                 (output + sink.count).initialize(to: InputEvent(
                     time: offset &* 1000, type: UInt16(truncatingIfNeeded: type),
                     code: UInt16(truncatingIfNeeded: code), value: value))
