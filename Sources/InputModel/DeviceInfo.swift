@@ -140,13 +140,18 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
 
 /// A device appearing or disappearing.
 public enum DeviceChange: Hashable, Sendable {
+    /// The device appeared and is being read.
     case added(DeviceInfo)
+    /// The device went away.
     case removed(DeviceInfo)
+    /// The device appeared but could not be opened (e.g. permissions never arrived); it is
+    /// reported, not dropped silently. A later `removed` ends it.
+    case inaccessible(DeviceInfo, reason: String)
 
     /// The device concerned.
     public var device: DeviceInfo {
         switch self {
-        case .added(let d), .removed(let d): return d
+        case .added(let d), .removed(let d), .inaccessible(let d, _): return d
         }
     }
 }

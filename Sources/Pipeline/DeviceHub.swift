@@ -31,6 +31,7 @@ public final class DeviceHub: @unchecked Sendable {
     private let sessions = Mutex<[DeviceID: Session]>([:])
     private let config: Mutex<FilterConfig>
     private let changeSubject = PublishSubject<DeviceChange>()
+    private let inaccessibleDevices = Mutex<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
 
     /// A hub writing to `store`, with timers on `scheduler` (the input scheduler).
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType) {
@@ -52,8 +53,18 @@ public final class DeviceHub: @unchecked Sendable {
         let subscription = changes.subscribe(onNext: { [weak self] change in
             guard let self else { return }
             switch change {
-            case .added(let info): self.open(info, frames: frames(info))
-            case .removed(let info): self.close(info.id)
+            case .added(let info):
+                self.inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
+                self.open(info, frames: frames(info))
+            case .removed(let info):
+                if self.inaccessibleDevices.withLock({ $0.removeValue(forKey: info.id) }) != nil {
+                    self.changeSubject.onNext(change)
+                }
+                self.close(info.id)
+            case .inaccessible(let info, let reason):
+                self.close(info.id)
+                self.inaccessibleDevices.withLock { $0[info.id] = (info, reason) }
+                self.changeSubject.onNext(change)
             }
         })
         return Disposables.create { [weak self] in
@@ -109,6 +120,11 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// The devices with a session.
     public var devices: [DeviceInfo] { store.devices }
+
+    /// Devices that appeared but could not be opened, with the reason.
+    public var inaccessible: [(info: DeviceInfo, reason: String)] {
+        inaccessibleDevices.withLock { Array($0.values) }.sorted { $0.info.id < $1.info.id }
+    }
 
     /// Applies a new configuration to every device without losing state (SIGHUP).
     public func reload(_ newConfig: FilterConfig) {

@@ -184,6 +184,9 @@ public struct MessageWriter: Sendable {
         switch change {
         case .added: json.string("added")
         case .removed: json.string("removed")
+        case .inaccessible(_, let reason):
+            json.string("inaccessible")
+            json.key("reason"); json.string(reason)
         }
         json.key("device"); writeDevice(change.device, detail: false)
         endMessage()
