@@ -1,0 +1,180 @@
+import Foundation
+import Logging
+import Pipeline
+import Reactive
+import ServiceLifecycle
+import StateServer
+import Synchronization
+import UnixSignals
+
+/// The running daemon: its services, started in order (input, server, systemd, reload) and
+/// shut down in reverse on SIGTERM/SIGINT.
+struct Daemon: Sendable {
+    let logger: Logger
+    let options: DaemonOptions
+    let source: InputSource
+    let hub: DeviceHub
+    let server: StateServer
+    let inputScheduler: SerialDispatchQueueScheduler
+
+    func run() async throws {
+        let inputReady = Latch()
+        let serverReady = Latch()
+        let input = InputService(source: source, hub: hub, scheduler: inputScheduler, ready: inputReady, logger: logger)
+        let serverService = ServerService(server: server, after: inputReady, ready: serverReady, logger: logger,
+                                          socketPath: options.socketPath)
+        let systemd = SystemdService(hub: hub, server: server, after: serverReady, logger: logger)
+        let reload = ReloadService(hub: hub, configPath: options.configPath, logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [
+                .init(service: input, serviceName: "input"),
+                .init(service: serverService, serviceName: "server"),
+                .init(service: systemd, serviceName: "systemd"),
+                .init(service: reload, serviceName: "reload"),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        logger.info("evflowd \(Evflowd.release) starting: \(source.description)")
+        try await group.run()
+        logger.info("evflowd stopped")
+    }
+}
+
+/// A one-shot readiness signal awaited by later services.
+final class Latch: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.open = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { s -> Bool in
+                if s.open { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if resumeNow { c.resume() }
+        }
+    }
+}
+
+/// Feeds the hub from the input source; ready once the first enumeration is done; on
+/// shutdown disposes every device session (readers stop, fds close, streams complete).
+struct InputService: Service {
+    let source: InputSource
+    let hub: DeviceHub
+    let scheduler: SerialDispatchQueueScheduler
+    let ready: Latch
+    let logger: Logger
+
+    func run() async throws {
+        let subscription = hub.start(changes: source.changes, frames: source.frames)
+        // The source enumerates inside its subscription, on the input scheduler: a job
+        // scheduled after it runs once the present devices are known.
+        let enumerated = Latch()
+        scheduler.schedule { enumerated.open() }
+        await enumerated.wait()
+        logger.info("input ready: \(hub.deviceCount) devices")
+        ready.open()
+        try? await gracefulShutdown()
+        let finished = Latch()
+        scheduler.schedule {
+            subscription.dispose()
+            finished.open()
+        }
+        await finished.wait()
+        logger.info("input stopped: all device sessions disposed, live resources \(LiveResources.count)")
+        withExtendedLifetime(source.retain) {}
+    }
+}
+
+/// Runs the state server; removes its socket file on shutdown.
+struct ServerService: Service {
+    let server: StateServer
+    let after: Latch
+    let ready: Latch
+    let logger: Logger
+    let socketPath: String
+
+    func run() async throws {
+        await after.wait()
+        try await server.start()
+        logger.info("listening on \(socketPath)")
+        ready.open()
+        try? await gracefulShutdown()
+        await server.shutdown()
+    }
+}
+
+/// READY=1 once devices are enumerated and the socket listens, WATCHDOG=1 at half the
+/// watchdog timeout, STATUS= with device and client counts, STOPPING=1 on shutdown.
+struct SystemdService: Service {
+    let hub: DeviceHub
+    let server: StateServer
+    let after: Latch
+    let logger: Logger
+
+    func status() -> String {
+        let devices = hub.deviceCount, clients = server.clientCount
+        return "\(devices) device\(devices == 1 ? "" : "s"), \(clients) client\(clients == 1 ? "" : "s")"
+    }
+
+    func run() async throws {
+        await after.wait()
+        let notifier = SystemdNotifier()
+        do {
+            try notifier.ready(status: status())
+        } catch {
+            logger.warning("sd_notify READY failed: \(error)")
+        }
+        let ping = (try? SystemdNotifier.watchdogPingInterval()) ?? nil
+        // Status refresh and watchdog ping share one loop; without a watchdog, refresh every 5 s.
+        let period = min(ping ?? .seconds(5), .seconds(5))
+        var lastStatus = ""
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: period).cancelOnGracefulShutdown()
+            } catch {
+                break
+            }
+            if ping != nil { _ = try? notifier.watchdog() }
+            let s = status()
+            if s != lastStatus {
+                _ = try? notifier.status(s)
+                lastStatus = s
+            }
+            if Task.isShuttingDownGracefully { break }
+        }
+        _ = try? notifier.stopping()
+    }
+}
+
+/// SIGHUP: reload the configuration without losing device state.
+struct ReloadService: Service {
+    let hub: DeviceHub
+    let configPath: String?
+    let logger: Logger
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in signals.cancelOnGracefulShutdown() {
+            let notifier = SystemdNotifier()
+            _ = try? notifier.reloading()
+            do {
+                let config = try DaemonBuilder.loadConfig(configPath)
+                hub.reload(config)
+                logger.info("configuration reloaded\(configPath.map { " from \($0)" } ?? "")")
+            } catch let error as StartupError {
+                logger.error("reload failed, keeping the previous configuration: \(error.message)")
+            }
+            _ = try? notifier.ready()
+        }
+    }
+}

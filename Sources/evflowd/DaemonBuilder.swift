@@ -1,0 +1,133 @@
+import Foundation
+import InputDevices
+import InputModel
+import Logging
+import Pipeline
+import Reactive
+import Recording
+import ServiceLifecycle
+import StateServer
+
+/// What the command line asked for.
+struct DaemonOptions: Sendable {
+    var replay: [String]
+    var demo: Bool
+    var speed: Double
+    var loop: Bool
+    var configPath: String?
+    var socketPath: String
+    var socketGroup: String?
+    var allowUsers: [String]
+    var allowGroups: [String]
+    var maxClients: Int
+}
+
+/// A start-up failure with the exit code it maps to (sysexits.h).
+struct StartupError: Error {
+    var message: String
+    var exitCode: Int32
+
+    static func usage(_ m: String) -> StartupError { StartupError(message: m, exitCode: 64) }       // EX_USAGE
+    static func data(_ m: String) -> StartupError { StartupError(message: m, exitCode: 65) }        // EX_DATAERR
+    static func config(_ m: String) -> StartupError { StartupError(message: m, exitCode: 78) }      // EX_CONFIG
+    static func unavailable(_ m: String) -> StartupError { StartupError(message: m, exitCode: 69) } // EX_UNAVAILABLE
+}
+
+/// Where device changes and frames come from: udev + evdev, or recordings.
+struct InputSource: Sendable {
+    let description: String
+    let changes: Observable<DeviceChange>
+    let frames: @Sendable (DeviceInfo) -> Observable<InputFrame>
+    /// Present devices, for `STATUS=`.
+    let retain: any Sendable
+}
+
+/// Wires the daemon: input source → DeviceHub (filters + StateStore) → StateServer, plus
+/// systemd notification and SIGHUP reload, as swift-service-lifecycle services started in
+/// dependency order and shut down in reverse on SIGTERM/SIGINT.
+struct DaemonBuilder {
+    let options: DaemonOptions
+    let logger: Logger
+
+    static func loadConfig(_ path: String?) throws -> FilterConfig {
+        guard let path else { return FilterConfig() }
+        do {
+            return try FilterConfig.load(path: path)
+        } catch let error as ConfigError {
+            throw StartupError.config("invalid configuration: \(error)")
+        }
+    }
+
+    func build() throws -> Daemon {
+        let config = try Self.loadConfig(options.configPath)
+        let scheduler = SerialDispatchQueueScheduler(label: "evflow.input", qos: .userInteractive)
+        let source = try makeSource(scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+
+        var serverConfig = StateServerConfiguration(socketPath: options.socketPath, release: Evflowd.release)
+        serverConfig.maxClients = options.maxClients
+        serverConfig.socketGroup = options.socketGroup
+        serverConfig.allowedUIDs = Set(try options.allowUsers.map(Self.uid))
+        serverConfig.allowedGIDs = Set(try options.allowGroups.map(Self.gid))
+        do {
+            let fds = try SystemdNotifier.listenFDs()
+            if fds.count > 1 { throw StartupError.usage("socket activation passed \(fds.count) sockets; expected one") }
+            if let fd = fds.first {
+                guard try SystemdNotifier.isListeningUnixStreamSocket(fd) else {
+                    throw StartupError.usage("socket activation fd \(fd) is not a listening Unix stream socket")
+                }
+                serverConfig.listenFD = fd
+            }
+        } catch let error as SystemdError {
+            throw StartupError.unavailable("socket activation: \(error)")
+        }
+        let server = StateServer(configuration: serverConfig, hub: hub, logger: logger)
+        return Daemon(logger: logger, options: options, source: source, hub: hub, server: server,
+                      inputScheduler: scheduler)
+    }
+
+    private func makeSource(scheduler: SerialDispatchQueueScheduler) throws -> InputSource {
+        if options.demo || !options.replay.isEmpty {
+            var recordings: [Recording] = []
+            if options.demo {
+                for demo in DemoRecordings.all {
+                    do {
+                        recordings.append(try EvemuReader.parse(Array((demo.text + "\n").utf8), file: "demo:" + demo.name))
+                    } catch {
+                        throw StartupError.data("built-in demo recording: \(error)")
+                    }
+                }
+            }
+            for path in options.replay {
+                do {
+                    recordings.append(try Recording.read(contentsOf: URL(fileURLWithPath: path)))
+                } catch {
+                    throw StartupError.data("\(error)")
+                }
+            }
+            let speed = options.speed == 0 ? Double.infinity : options.speed
+            let replay = ReplaySource(recordings: recordings, scheduler: scheduler, speed: speed, loop: options.loop)
+            if replay.droppedIncompleteEvents > 0 {
+                logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
+            }
+            let what = options.demo ? "built-in demo recordings" : options.replay.joined(separator: ", ")
+            return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
+                               changes: replay.deviceChanges, frames: { replay.frames(for: $0) }, retain: replay)
+        }
+        let monitor = InputDeviceMonitor(scheduler: scheduler)
+        return InputSource(description: "live input devices (udev + evdev)", changes: monitor.deviceChanges,
+                           frames: { monitor.frames(for: $0) }, retain: monitor)
+    }
+
+    static func uid(_ text: String) throws -> UInt32 {
+        if let n = UInt32(text) { return n }
+        guard let pw = getpwnam(text) else { throw StartupError.usage("unknown user '\(text)'") }
+        return pw.pointee.pw_uid
+    }
+
+    static func gid(_ text: String) throws -> UInt32 {
+        if let n = UInt32(text) { return n }
+        guard let gr = getgrnam(text) else { throw StartupError.usage("unknown group '\(text)'") }
+        return gr.pointee.gr_gid
+    }
+}

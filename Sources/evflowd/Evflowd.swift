@@ -1,0 +1,93 @@
+import ArgumentParser
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `evflowd`: reads input devices (or replays recordings), filters their noise, keeps their
+/// state and publishes it on a Unix socket. `@main` only parses arguments; `DaemonBuilder`
+/// wires the services.
+@main
+struct Evflowd: AsyncParsableCommand {
+    static let release = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "evflowd",
+        abstract: "Input-device event daemon: noise filtering, device state, Unix-socket publishing.",
+        discussion: """
+            Live mode (default) reads every input device through udev and libevdev.
+            --replay FILE... plays recordings (evemu or libinput record) instead; --demo plays the
+            recordings built into the binary, in a loop, for machines without input devices.
+            SIGHUP reloads --config without losing device state; SIGTERM shuts down cleanly.
+            """,
+        version: release)
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Replay these recordings instead of reading devices.")
+    var replay: [String] = []
+
+    @Flag(name: .long, help: "Replay the built-in demo recordings in a loop (implies replay mode).")
+    var demo = false
+
+    @Option(name: .long, help: "Replay pace: 1 = as recorded, 2 = twice as fast, 0 = as fast as possible.")
+    var speed: Double = 1
+
+    @Flag(name: .long, help: "Start a replay again when it ends (devices are removed and re-added).")
+    var loop = false
+
+    @Option(name: .long, help: "Noise-filter configuration (YAML, see docs/configuration.md).")
+    var config: String?
+
+    @Flag(name: .long, help: "Check --config and exit.")
+    var checkConfig = false
+
+    @Option(name: .long, help: "Socket path (ignored under socket activation).")
+    var socket: String = "/run/evflow/evflowd.sock"
+
+    @Option(name: .long, help: "Group that owns the socket file (mode 0660).")
+    var socketGroup: String?
+
+    @Option(name: .customLong("allow-user"), help: "Only these users (name or uid) may connect; repeatable.")
+    var allowUsers: [String] = []
+
+    @Option(name: .customLong("allow-group"), help: "Members of these groups (name or gid) may connect; repeatable.")
+    var allowGroups: [String] = []
+
+    @Option(name: .long, help: "Most clients at once.")
+    var maxClients: Int = 64
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    mutating func validate() throws {
+        guard speed >= 0 else { throw ValidationError("--speed must be 0 (as fast as possible) or positive") }
+        guard maxClients > 0 else { throw ValidationError("--max-clients must be positive") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if demo && !replay.isEmpty { throw ValidationError("--demo and --replay exclude each other") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = JournaldLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "evflowd")
+        let options = DaemonOptions(
+            replay: replay, demo: demo, speed: speed, loop: loop || demo, configPath: config, socketPath: socket,
+            socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients)
+        do {
+            if checkConfig {
+                _ = try DaemonBuilder.loadConfig(options.configPath)
+                print("configuration OK")
+                return
+            }
+            let daemon = try DaemonBuilder(options: options, logger: logger).build()
+            try await daemon.run()
+        } catch let error as StartupError {
+            logger.critical("\(error.message)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// evflowd: entry point is added with the daemon wiring.
