@@ -1,1 +1,0 @@
-// The InputDevices module: see docs/architecture.md for what it owns.

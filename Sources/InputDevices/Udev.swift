@@ -1,0 +1,115 @@
+import CUdev
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns a `struct udev *` context; unreferenced in `deinit`.
+final class UdevContext {
+    let handle: OpaquePointer
+
+    init() throws(SystemError) {
+        guard let handle = udev_new() else { throw SystemError(call: "udev_new", errno: Glibc.errno == 0 ? ENOMEM : Glibc.errno) }
+        self.handle = handle
+    }
+
+    deinit { udev_unref(handle) }
+
+    /// The initialised `input` devices with an `event*` node, in sysfs order.
+    func enumerateEventDevices() throws(SystemError) -> [UdevDevice] {
+        guard let enumerate = udev_enumerate_new(handle) else {
+            throw SystemError(call: "udev_enumerate_new", errno: ENOMEM)
+        }
+        defer { udev_enumerate_unref(enumerate) }
+        var rc = udev_enumerate_add_match_subsystem(enumerate, "input")
+        if rc < 0 { throw SystemError(call: "udev_enumerate_add_match_subsystem", errno: -rc) }
+        rc = udev_enumerate_add_match_sysname(enumerate, "event*")
+        if rc < 0 { throw SystemError(call: "udev_enumerate_add_match_sysname", errno: -rc) }
+        rc = udev_enumerate_scan_devices(enumerate)
+        if rc < 0 { throw SystemError(call: "udev_enumerate_scan_devices", errno: -rc) }
+        var result: [UdevDevice] = []
+        var entry = udev_enumerate_get_list_entry(enumerate)
+        while let e = entry {
+            if let path = udev_list_entry_get_name(e),
+               let device = udev_device_new_from_syspath(handle, path) {
+                result.append(UdevDevice(owning: device))
+            }
+            entry = udev_list_entry_get_next(e)
+        }
+        return result
+    }
+}
+
+/// Owns a `struct udev_monitor *` listening for `input` uevents after udev processed them.
+///
+/// Its socket fd belongs to the monitor (`udev_monitor_unref` closes it); it is non-blocking.
+final class UdevMonitor {
+    let handle: OpaquePointer
+    let context: UdevContext   // the monitor refers to its context: keep it alive
+
+    init(context: UdevContext) throws(SystemError) {
+        guard let handle = udev_monitor_new_from_netlink(context.handle, "udev") else {
+            throw SystemError(call: "udev_monitor_new_from_netlink(udev)", errno: Glibc.errno == 0 ? EINVAL : Glibc.errno)
+        }
+        self.handle = handle
+        self.context = context
+        var rc = udev_monitor_filter_add_match_subsystem_devtype(handle, "input", nil)
+        if rc < 0 { throw SystemError(call: "udev_monitor_filter_add_match_subsystem_devtype", errno: -rc) }
+        rc = udev_monitor_enable_receiving(handle)
+        if rc < 0 { throw SystemError(call: "udev_monitor_enable_receiving", errno: -rc) }
+    }
+
+    deinit { udev_monitor_unref(handle) }
+
+    /// The socket to watch for readability (owned by the monitor).
+    var fd: Int32 { udev_monitor_get_fd(handle) }
+
+    /// The next queued uevent, or nil when none is waiting.
+    func receive() -> UdevDevice? {
+        udev_monitor_receive_device(handle).map { UdevDevice(owning: $0) }
+    }
+}
+
+/// Owns one `struct udev_device *` reference. Its parents are borrowed: they live as long as
+/// this child and are never unreferenced here.
+final class UdevDevice {
+    let handle: OpaquePointer
+
+    init(owning handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit { udev_device_unref(handle) }
+
+    var syspath: String { udev_device_get_syspath(handle).map { String(cString: $0) } ?? "" }
+    var sysname: String { udev_device_get_sysname(handle).map { String(cString: $0) } ?? "" }
+    var devnode: String? { udev_device_get_devnode(handle).map { String(cString: $0) } }
+    var action: String? { udev_device_get_action(handle).map { String(cString: $0) } }
+    var isInitialized: Bool { udev_device_get_is_initialized(handle) > 0 }
+
+    /// All udev properties (`ID_INPUT_KEYBOARD=1`, `ID_PATH=...`).
+    var properties: [String: String] {
+        var result: [String: String] = [:]
+        var entry = udev_device_get_properties_list_entry(handle)
+        while let e = entry {
+            if let name = udev_list_entry_get_name(e) {
+                result[String(cString: name)] = udev_list_entry_get_value(e).map { String(cString: $0) } ?? ""
+            }
+            entry = udev_list_entry_get_next(e)
+        }
+        return result
+    }
+
+    /// The sysfs attributes of the parent `inputN` device that describe it (name, phys, uniq,
+    /// id/*), read without opening the node: what `.inaccessible` can still report.
+    var inputParentAttributes: [String: String] {
+        // Borrowed: the parent belongs to `handle` and must not be unreferenced.
+        guard let parent = udev_device_get_parent_with_subsystem_devtype(handle, "input", nil) else { return [:] }
+        var result: [String: String] = [:]
+        for attr in ["name", "phys", "uniq", "id/bustype", "id/vendor", "id/product", "id/version"] {
+            if let value = udev_device_get_sysattr_value(parent, attr) {
+                result[attr] = String(cString: value)
+            }
+        }
+        return result
+    }
+}
