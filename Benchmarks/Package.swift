@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The benchmark package: its own package so that the main package and CI never resolve or
+// build package-benchmark and OpenCombine. It depends on the root package by path.
+//
+// Layout (add a daemon workload the same way):
+//   Sources/<Family>Workloads/      the workloads, one function per row, each returning a checksum
+//   Sources/evflow-ratios/          the interleaved ratio runner (Markdown table)
+//   Benchmarks/<Family>/            package-benchmark suites (`swift package benchmark`); the
+//                                   plugin requires suites under a folder named Benchmarks/
+//   alloc-counter/                  the LD_PRELOAD malloc counter run.sh builds with cc
+// The evflow checkout to measure: the enclosing working tree by default; run.sh --commit REV
+// points EVFLOW_ROOT at an exported snapshot of one commit instead.
+let evflowRoot = Context.environment["EVFLOW_ROOT"] ?? ".."
+let evflowReactive = Target.Dependency.product(name: "Reactive", package: "evflow")
+let benchmarkLibrary = Target.Dependency.product(name: "Benchmark", package: "benchmark")
+let benchmarkPlugin = Target.PluginUsage.plugin(name: "BenchmarkPlugin", package: "benchmark")
+
+let package = Package(
+    name: "evflow-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "evflow", path: evflowRoot),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+    ],
+    targets: [
+        // W1–W5: floor, evflow and OpenCombine rows of the reactive core workloads.
+        .target(
+            name: "ReactiveWorkloads",
+            dependencies: [
+                evflowReactive,
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        // Interleaved timing of every row, ratios against the floor, checksums, allocations.
+        .executableTarget(name: "evflow-ratios", dependencies: ["ReactiveWorkloads"]),
+        // The same rows as package-benchmark suites (malloc counts from its MallocInterposer).
+        .executableTarget(
+            name: "ReactiveCore",
+            dependencies: ["ReactiveWorkloads", benchmarkLibrary],
+            path: "Benchmarks/ReactiveCore",
+            plugins: [benchmarkPlugin]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
