@@ -85,6 +85,15 @@ public struct MessageWriter: Sendable {
         json.key("watchers"); json.int(s.watchers)
         json.key("live_resources"); json.int(s.liveResources)
         json.key("dropped"); writeCounts(s.droppedByFilter)
+        if !s.deviceDropped.isEmpty {
+            json.key("device_dropped")
+            json.beginObject()
+            for (id, counts) in s.deviceDropped.sorted(by: { $0.key < $1.key }) {
+                json.key(id.rawValue)
+                writeCounts(counts)
+            }
+            json.endObject()
+        }
         json.key("closed")
         json.beginObject()
         for reason in CloseReason.allCases {

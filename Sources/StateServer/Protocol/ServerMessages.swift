@@ -128,6 +128,8 @@ public struct ServerStats: Hashable, Sendable {
     public var closed: [CloseReason: UInt64]
     /// One entry per connected client.
     public var clientList: [ClientStats]
+    /// Events removed per filter, per device (`device_dropped`).
+    public var deviceDropped: [DeviceID: [String: UInt64]] = [:]
 
     /// Creates statistics.
     public init(release: String, uptime: Double, now: Int64, devices: Int, clients: Int, watchers: Int,
