@@ -1,0 +1,326 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import InputModel
+import Logging
+import NIOCore
+import Pipeline
+import Reactive
+import Synchronization
+
+/// One connected client: its request handling (on its channel's event loop) and its
+/// outgoing queue (filled from any thread).
+///
+/// Outgoing path: every message — responses and stream messages — is appended to `outbox`
+/// under a short lock and `queued` (an atomic) counts its bytes until the kernel has taken
+/// them (NIO's write promise). The first append to an empty outbox schedules one flush job on
+/// the event loop, which takes the whole batch. A pipeline thread therefore never waits for
+/// the socket: it encodes, appends and returns; when `queued` would pass the limit it
+/// requests a drop instead (`slow-consumer`).
+///
+/// Stream messages carry the watch generation they were built for; `WATCH`/`UNWATCH` bump
+/// the generation under the same lock before answering, so a message of a replaced watch
+/// that was still in flight on a pipeline thread is discarded instead of following the
+/// response.
+final class ClientConnection: @unchecked Sendable {
+    /// Server-assigned number (`client` in `STATS`).
+    let number: UInt64
+    let channel: Channel
+    private let core: ServerCore
+
+    // Any thread.
+    private struct Outbox {
+        var pending: [UInt8] = []
+        var flushScheduled = false
+        var generation: UInt64 = 0
+        var closed = false
+    }
+    private let outbox = Mutex(Outbox())
+    let queued = Atomic<Int>(0)
+    let sent = Atomic<UInt64>(0)
+    let rateDropped = Atomic<UInt64>(0)
+    private let dropRequested = Atomic<Bool>(false)
+
+    /// What `STATS` shows about the client; written on the event loop.
+    struct Meta: Sendable {
+        var pid: Int32?
+        var uid: UInt32?
+        var tag: RequestTag?
+        var stream: StreamKind?
+    }
+    let meta = Mutex(Meta())
+
+    // Event loop only.
+    private var spare: [UInt8] = []
+    private var framer = LineFramer()
+    private var writer = MessageWriter()
+    private var watch: Disposable?
+    private var idleTask: Scheduled<Void>?
+    private var accepted = false
+    private var closed = false
+    private var heardFrom = false
+
+    init(number: UInt64, channel: Channel, core: ServerCore) {
+        self.number = number
+        self.channel = channel
+        self.core = core
+        writer = MessageWriter(names: core.names)
+    }
+
+    // MARK: - Life cycle (event loop)
+
+    /// The connection is up: check the peer, the client limit, greet, start the idle timer.
+    func activate() {
+        let timeout = core.configuration.idleTimeout
+        let components = timeout.components
+        let nanos = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        idleTask = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { [weak self] in
+            self?.close(.idle, "no request within \(timeout) of connecting")
+        }
+        PeerCredentials.read(from: channel).whenComplete { [self] result in
+            admit(try? result.get())
+        }
+    }
+
+    private func admit(_ credentials: PeerCredentials?) {
+        guard !closed else { return }
+        meta.withLock {
+            $0.pid = credentials?.pid
+            $0.uid = credentials?.uid
+        }
+        guard core.permits(credentials) else {
+            close(.notPermitted, credentials.map { "uid \($0.uid) is not allowed" } ?? "peer credentials unavailable")
+            return
+        }
+        guard core.register(self) else {
+            close(.tooManyClients, "at most \(core.configuration.maxClients) clients")
+            return
+        }
+        accepted = true
+        respond { $0.appendVersion(release: core.configuration.release) }
+        processLines()
+    }
+
+    /// The connection is gone (either side closed it).
+    func inactive() {
+        closed = true
+        idleTask?.cancel()
+        idleTask = nil
+        endWatch()
+        outbox.withLock {
+            $0.closed = true
+            $0.pending = []
+        }
+        spare = []
+        if accepted { core.unregister(self) }
+    }
+
+    /// Closes the connection after a best-effort `CLOSE` (written only if the socket takes it now).
+    func close(_ reason: CloseReason, _ message: String) {
+        guard !closed else { return }
+        closed = true
+        idleTask?.cancel()
+        idleTask = nil
+        endWatch()
+        outbox.withLock {
+            $0.closed = true
+            $0.pending = []
+        }
+        core.recordClose(reason, client: number, message: message)
+        var w = MessageWriter(names: core.names, capacity: 256)
+        w.appendClose(reason: reason, message: message)
+        channel.writeAndFlush(channel.allocator.buffer(bytes: w.bytes), promise: nil)
+        channel.close(promise: nil)
+    }
+
+    // MARK: - Requests (event loop)
+
+    func received(_ bytes: UnsafeRawBufferPointer) {
+        guard !closed else { return }
+        framer.append(bytes)
+        if accepted { processLines() }
+    }
+
+    private func processLines() {
+        while !closed, let item = framer.next() {
+            switch item {
+            case .overlong:
+                heard()
+                respond { $0.appendError(ProtocolError(.lineTooLong(limit: ProtocolConstants.maxRequestLineLength))) }
+            case .line(let line):
+                if Request.isBlank(line) { continue }
+                heard()
+                do {
+                    let request = try Request.parse(line)
+                    handle(request)
+                } catch {
+                    respond { $0.appendError(error) }
+                }
+            }
+        }
+    }
+
+    private func heard() {
+        guard !heardFrom else { return }
+        heardFrom = true
+        idleTask?.cancel()
+        idleTask = nil
+    }
+
+    private func handle(_ request: Request) {
+        let tag = request.tag
+        switch request.kind {
+        case .devices:
+            let devices = core.hub.devices
+            respond { $0.appendDevices(devices, tag: tag) }
+        case .state(let device):
+            switch core.stateReport(for: device) {
+            case .success(let report): respond { $0.appendState(report, tag: tag) }
+            case .failure(let error): respond { $0.appendError(ProtocolError(error.kind, requestClass: "STATE", tag: tag)) }
+            }
+        case .stats:
+            let stats = core.stats()
+            respond { $0.appendStats(stats, tag: tag) }
+        case .ping:
+            let now = monotonicNow()
+            respond { $0.appendPing(now: now, tag: tag) }
+        case .unwatch:
+            endWatch()
+            respond { $0.appendUnwatch(tag: tag) }
+        case .watch(let watchRequest):
+            startWatch(watchRequest, tag: tag)
+        }
+    }
+
+    private func startWatch(_ request: WatchRequest, tag: RequestTag?) {
+        endWatch()
+        let generation = outbox.withLock { $0.generation }
+        let matched = core.hub.devices.filter(request.selects).map(\.id)
+        meta.withLock {
+            $0.tag = tag
+            $0.stream = request.stream
+        }
+        // The response is queued first and flushed after subscribing: the client sees it
+        // before any stream message, and everything that happens after it is streamed.
+        respond(flush: false) { $0.appendWatch(request, matched: matched, tag: tag) }
+        defer { flush() }
+        let encoder = WatchEncoder(client: self, names: core.names, stream: request.stream, generation: generation)
+        let stream = WatchStream.make(hub: core.hub, watch: request, onRateDrop: { [weak self] in
+            self?.rateDropped.add(1, ordering: .relaxed)
+        })
+        watch = stream.subscribe(
+            onNext: { encoder.encode($0) },
+            onError: { [weak self] error in
+                self?.core.logger.warning("watch stream failed", metadata: ["client": "\(self?.number ?? 0)", "error": "\(error)"])
+            })
+        core.watchersChanged()
+    }
+
+    /// Ends the current watch: nothing of it is sent after this returns.
+    private func endWatch() {
+        outbox.withLock { $0.generation &+= 1 }
+        if let watch {
+            self.watch = nil
+            watch.dispose()
+            meta.withLock {
+                $0.tag = nil
+                $0.stream = nil
+            }
+            core.watchersChanged()
+        }
+    }
+
+    var isWatching: Bool { meta.withLock { $0.stream != nil } }
+
+    /// Encodes one response with the connection's writer and sends it (event loop).
+    private func respond(flush: Bool = true, _ body: (inout MessageWriter) -> Void) {
+        writer.reset()
+        body(&writer)
+        _ = enqueue(writer.bytes, generation: nil)
+        if flush { self.flush() }
+    }
+
+    // MARK: - Outgoing (any thread)
+
+    /// Queues a message; `generation` nil for responses. Returns false when it was not queued
+    /// (stale watch, closed, or over the limit — the client is then being dropped).
+    func enqueue(_ bytes: [UInt8], generation: UInt64?) -> Bool {
+        if dropRequested.load(ordering: .relaxed) { return false }
+        let n = bytes.count
+        let total = queued.add(n, ordering: .relaxed).newValue
+        if total > core.configuration.outgoingBufferLimit {
+            queued.subtract(n, ordering: .relaxed)
+            requestDrop()
+            return false
+        }
+        let schedule: Bool? = outbox.withLock { o in
+            if o.closed { return nil }
+            if let generation, generation != o.generation { return nil }
+            o.pending.append(contentsOf: bytes)
+            if o.flushScheduled { return false }
+            o.flushScheduled = true
+            return true
+        }
+        guard let schedule else {
+            queued.subtract(n, ordering: .relaxed)
+            return false
+        }
+        if schedule { channel.eventLoop.execute { [weak self] in self?.flush() } }
+        return true
+    }
+
+    private func requestDrop() {
+        guard !dropRequested.exchange(true, ordering: .relaxed) else { return }
+        let limit = core.configuration.outgoingBufferLimit
+        channel.eventLoop.execute { [weak self] in
+            self?.close(.slowConsumer, "outgoing buffer over \(limit) bytes")
+        }
+    }
+
+    /// Hands the queued batch to the channel (event loop).
+    private func flush() {
+        outbox.withLock { o in
+            o.flushScheduled = false
+            swap(&o.pending, &spare)
+        }
+        guard !spare.isEmpty, !closed else {
+            spare.removeAll(keepingCapacity: true)
+            return
+        }
+        let n = spare.count
+        let buffer = channel.allocator.buffer(bytes: spare)
+        spare.removeAll(keepingCapacity: spare.capacity <= 64 * 1024)
+        channel.writeAndFlush(buffer).whenComplete { [weak self] _ in
+            self?.queued.subtract(n, ordering: .relaxed)
+        }
+    }
+}
+
+/// Encodes a watch's items; called serially by the watch subscription (a pipeline thread).
+final class WatchEncoder: @unchecked Sendable {
+    private weak var client: ClientConnection?
+    private var writer: MessageWriter
+    private let stream: StreamKind
+    private let generation: UInt64
+
+    init(client: ClientConnection, names: EventNameCache, stream: StreamKind, generation: UInt64) {
+        self.client = client
+        writer = MessageWriter(names: names, capacity: 1024)
+        self.stream = stream
+        self.generation = generation
+    }
+
+    func encode(_ item: WatchItem) {
+        guard let client else { return }
+        writer.reset()
+        switch item {
+        case .frame(let id, let frame):
+            guard writer.appendFrame(device: id, stream: stream, frame: frame) else { return }
+        case .notice(let change):
+            writer.appendDeviceNotice(change)
+        }
+        if client.enqueue(writer.bytes, generation: generation) {
+            client.sent.add(1, ordering: .relaxed)
+        }
+    }
+}

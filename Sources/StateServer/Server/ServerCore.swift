@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import InputModel
+import Logging
+import NIOCore
+import Pipeline
+import Reactive
+import Synchronization
+
+/// What the clients share: the hub, the configuration, the client registry and counters.
+final class ServerCore: @unchecked Sendable {
+    let configuration: StateServerConfiguration
+    let hub: DeviceHub
+    let logger: Logger
+    let names = EventNameCache.standard
+    let startTime = monotonicNow()
+    /// Root and the server's own uid are always allowed; tests turn this off to be refused.
+    let trustRootAndSelf: Bool
+
+    private struct Registry {
+        var clients: [UInt64: ClientConnection] = [:]
+        var closed: [CloseReason: UInt64] = [:]
+    }
+    private let registry = Mutex(Registry())
+    private let nextNumber = Atomic<UInt64>(1)
+    let droppedClients = Atomic<Int>(0)
+    let clientCount = Atomic<Int>(0)
+    let watcherCount = Atomic<Int>(0)
+
+    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool) {
+        self.configuration = configuration
+        self.hub = hub
+        self.logger = logger
+        self.trustRootAndSelf = trustRootAndSelf
+    }
+
+    func makeNumber() -> UInt64 { nextNumber.add(1, ordering: .relaxed).oldValue }
+
+    // MARK: - Clients
+
+    /// Whether a peer may connect (docs/protocol.md §7).
+    func permits(_ peer: PeerCredentials?) -> Bool {
+        let c = configuration
+        if c.allowedUIDs.isEmpty && c.allowedGIDs.isEmpty { return true }
+        guard let peer else { return false }
+        if trustRootAndSelf && (peer.uid == 0 || peer.uid == getuid()) { return true }
+        if c.allowedUIDs.contains(peer.uid) || c.allowedGIDs.contains(peer.gid) { return true }
+        return peer.groups.contains { c.allowedGIDs.contains($0) }
+    }
+
+    /// Adds a client unless the limit is reached.
+    func register(_ client: ClientConnection) -> Bool {
+        let ok = registry.withLock { r -> Bool in
+            guard r.clients.count < configuration.maxClients else { return false }
+            r.clients[client.number] = client
+            return true
+        }
+        if ok {
+            clientCount.add(1, ordering: .relaxed)
+            logger.debug("client connected", metadata: ["client": "\(client.number)"])
+        }
+        return ok
+    }
+
+    func unregister(_ client: ClientConnection) {
+        let removed = registry.withLock { $0.clients.removeValue(forKey: client.number) } != nil
+        if removed {
+            clientCount.subtract(1, ordering: .relaxed)
+            logger.debug("client disconnected", metadata: ["client": "\(client.number)"])
+        }
+        watchersChanged()
+    }
+
+    func recordClose(_ reason: CloseReason, client: UInt64, message: String) {
+        registry.withLock { $0.closed[reason, default: 0] += 1 }
+        if reason == .slowConsumer { droppedClients.add(1, ordering: .relaxed) }
+        let level: Logger.Level = reason == .shutdown ? .debug : .notice
+        logger.log(level: level, "closing client", metadata: ["client": "\(client)", "reason": "\(reason.rawValue)",
+                                                              "message": "\(message)"])
+    }
+
+    func watchersChanged() {
+        let n = registry.withLock { $0.clients.values.filter(\.isWatching).count }
+        watcherCount.store(n, ordering: .relaxed)
+    }
+
+    var clients: [ClientConnection] { registry.withLock { Array($0.clients.values) } }
+
+    // MARK: - Queries
+
+    /// `STATE`: by id first, then by exact name.
+    func stateReport(for device: String) -> Result<DeviceStateReport, ProtocolError> {
+        if let state = hub.store.state(of: DeviceID(rawValue: device)) { return .success(Self.report(state)) }
+        let named = hub.devices.filter { $0.name == device }
+        guard !named.isEmpty else { return .failure(ProtocolError(.unknownDevice(device))) }
+        guard named.count == 1 else { return .failure(ProtocolError(.ambiguousDevice(device))) }
+        guard let state = hub.store.state(of: named[0].id) else { return .failure(ProtocolError(.unknownDevice(device))) }
+        return .success(Self.report(state))
+    }
+
+    /// A store snapshot in the protocol's terms: switches and LEDs as values per supported code.
+    static func report(_ s: DeviceState) -> DeviceStateReport {
+        func values(_ type: UInt16, on: [UInt16]) -> [UInt16: Int32] {
+            var v: [UInt16: Int32] = [:]
+            for code in s.info.capabilities[type] ?? [] { v[code] = 0 }
+            for code in on { v[code] = 1 }
+            return v
+        }
+        let c = s.counters
+        let counters = DeviceCounters(framesIn: c.framesIn, eventsIn: c.eventsIn, framesOut: c.framesOut,
+                                      eventsOut: c.eventsOut, synDropped: c.synDropped,
+                                      droppedByFilter: droppedByFilter(c))
+        return DeviceStateReport(device: s.info, keysDown: s.keysDown, abs: s.absolute,
+                                 switches: values(EventType.sw, on: s.switchesOn),
+                                 leds: values(EventType.led, on: s.ledsOn),
+                                 lastEventTime: s.lastEventTime, counters: counters)
+    }
+
+    /// Dropped events per filter name.
+    static func droppedByFilter(_ c: Pipeline.DeviceCounters) -> [String: UInt64] {
+        var d: [String: UInt64] = [:]
+        for (kind, counts) in c.filters { d[kind.rawValue] = counts.dropped }
+        return d
+    }
+
+    /// `STATS`.
+    func stats() -> ServerStats {
+        let states = hub.store.states()
+        var dropped: [String: UInt64] = [:]
+        var perDevice: [DeviceID: [String: UInt64]] = [:]
+        for s in states {
+            let d = Self.droppedByFilter(s.counters)
+            perDevice[s.info.id] = d
+            for (k, v) in d { dropped[k, default: 0] += v }
+        }
+        let (list, closed) = registry.withLock { r in (Array(r.clients.values), r.closed) }
+        let clientList = list.map { c -> ClientStats in
+            let m = c.meta.withLock { $0 }
+            return ClientStats(client: c.number, pid: m.pid, uid: m.uid, tag: m.tag, stream: m.stream,
+                               sent: c.sent.load(ordering: .relaxed), dropped: c.rateDropped.load(ordering: .relaxed),
+                               buffered: c.queued.load(ordering: .relaxed))
+        }
+        let now = monotonicNow()
+        var stats = ServerStats(release: configuration.release, uptime: Double(now - startTime) / 1e9, now: now,
+                                devices: states.count, clients: list.count,
+                                watchers: clientList.filter { $0.stream != nil }.count,
+                                liveResources: LiveResources.count, droppedByFilter: dropped, closed: closed,
+                                clientList: clientList)
+        stats.deviceDropped = perDevice
+        return stats
+    }
+}

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOPosix
+import Pipeline
+import Reactive
+import Synchronization
+
+/// Errors from starting the server.
+public enum StateServerError: Error, CustomStringConvertible, Sendable {
+    /// Another process already serves on the socket path.
+    case socketInUse(String)
+    /// The socket file could not be given its mode or group.
+    case socketSetup(String, errno: Int32)
+    /// `socketGroup` names no group.
+    case unknownGroup(String)
+    /// `start()` was called twice.
+    case alreadyStarted
+
+    public var description: String {
+        switch self {
+        case .socketInUse(let p): return "another server is listening on \(p)"
+        case .socketSetup(let what, let e): return "\(what): \(String(cString: strerror(e)))"
+        case .unknownGroup(let g): return "unknown group '\(g)'"
+        case .alreadyStarted: return "the state server is already started"
+        }
+    }
+}
+
+/// The state server: JSON lines over a Unix stream socket (docs/protocol.md), on swift-nio.
+///
+/// One event loop thread serves every client: requests are answered from lock-free store
+/// snapshots, and stream messages are encoded on the pipeline's threads and handed to the
+/// loop in batches (see `ClientConnection`), so neither the pipeline nor other clients ever
+/// wait for one client.
+public final class StateServer: Sendable {
+    private let core: ServerCore
+    private let group: MultiThreadedEventLoopGroup
+    private let listener = Mutex<Channel?>(nil)
+    private let state = Mutex<(started: Bool, stopped: Bool)>((false, false))
+
+    /// A server for `hub`'s devices; nothing happens until `start()`.
+    public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger) {
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    }
+
+    /// For tests: a server that does not wave root and its own uid through the access lists.
+    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool) {
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    }
+
+    /// Clients connected and accepted now.
+    public var clientCount: Int { core.clientCount.load(ordering: .relaxed) }
+
+    /// Clients dropped because they could not keep up (`slow-consumer`).
+    public var droppedClients: Int { core.droppedClients.load(ordering: .relaxed) }
+
+    /// Binds the socket (or adopts `listenFD`) and listens; returns once listening.
+    public func start() async throws {
+        try state.withLock { s in
+            if s.started { throw StateServerError.alreadyStarted }
+            s.started = true
+        }
+        let core = self.core
+        let config = core.configuration
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.maxMessagesPerRead, value: 4)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let client = ClientConnection(number: core.makeNumber(), channel: channel, core: core)
+                    try channel.pipeline.syncOperations.addHandler(ClientChannelHandler(client: client))
+                }
+            }
+        let channel: Channel
+        if let fd = config.listenFD {
+            channel = try await bootstrap.withBoundSocket(fd).get()
+        } else {
+            if Self.someoneListens(on: config.socketPath) { throw StateServerError.socketInUse(config.socketPath) }
+            channel = try await bootstrap.bind(unixDomainSocketPath: config.socketPath, cleanupExistingSocketFile: true).get()
+            do {
+                try Self.setOwnership(path: config.socketPath, mode: config.socketMode, group: config.socketGroup)
+            } catch {
+                try? await channel.close().get()
+                unlink(config.socketPath)
+                throw error
+            }
+        }
+        listener.withLock { $0 = channel }
+        core.logger.info("state server listening", metadata: [
+            "socket": "\(config.listenFD.map { "fd \($0)" } ?? config.socketPath)"])
+    }
+
+    /// Closes every client (`CLOSE shutdown`) and the listener, and removes the socket file
+    /// (not an adopted one). Waits until every client's subscriptions are released.
+    public func shutdown() async {
+        let first = state.withLock { s -> Bool in
+            if s.stopped { return false }
+            s.stopped = true
+            return true
+        }
+        guard first else { return }
+        let channel = listener.withLock { c -> Channel? in
+            defer { c = nil }
+            return c
+        }
+        if let channel { try? await channel.close().get() }
+        let clients = core.clients
+        var closed: [EventLoopFuture<Void>] = []
+        for client in clients {
+            let ch = client.channel
+            ch.eventLoop.execute { client.close(.shutdown, "evflowd is stopping") }
+            closed.append(ch.closeFuture)
+        }
+        for f in closed { try? await f.get() }
+        if core.configuration.listenFD == nil, channel != nil { unlink(core.configuration.socketPath) }
+        try? await group.shutdownGracefully()
+    }
+
+    /// Whether a server answers on `path` (then we must not unlink its socket).
+    static func someoneListens(on path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &addr.sun_path) { p in
+            for (i, b) in bytes.enumerated() { p[i] = b }
+        }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return r == 0
+    }
+
+    /// Gives the socket file its mode and group.
+    static func setOwnership(path: String, mode: UInt32, group: String?) throws {
+        if let group {
+            guard let entry = getgrnam(group) else { throw StateServerError.unknownGroup(group) }
+            if chown(path, uid_t(bitPattern: -1), entry.pointee.gr_gid) != 0 {
+                throw StateServerError.socketSetup("chown \(path) to group \(group)", errno: errno)
+            }
+        }
+        if chmod(path, mode_t(mode)) != 0 {
+            throw StateServerError.socketSetup("chmod \(path)", errno: errno)
+        }
+    }
+}
+
+/// Forwards a connection's NIO events to its `ClientConnection`.
+final class ClientChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let client: ClientConnection
+
+    init(client: ClientConnection) { self.client = client }
+
+    func channelActive(context: ChannelHandlerContext) {
+        client.activate()
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        buffer.withUnsafeReadableBytes { client.received($0) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        client.inactive()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}
