@@ -17,7 +17,7 @@ extension ObservableType {
         return Observable { observer in
             let sink = FlatMapLatestSink<Element, Source.Element>(
                 downstream: observer, project: { try selector($0).asObservable() })
-            sink.setUpstream(source.subscribe(AnyObserver { sink.onOuter($0) }))
+            sink.run(source)
             return sink
         }
     }
@@ -34,6 +34,7 @@ final class FlatMapLatestSink<Source, Element>: OperatorSink, @unchecked Sendabl
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    @usableFromInline let outerSubscription = SingleAssignmentDisposable()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let project: (Source) throws -> Observable<Element>
     @usableFromInline let current = SerialDisposable()
@@ -48,6 +49,14 @@ final class FlatMapLatestSink<Source, Element>: OperatorSink, @unchecked Sendabl
         self.downstream = downstream
         self.project = project
         super.init()
+    }
+
+    /// Subscribes the outer sequence. Its own slot, so that its completion can release it
+    /// while inners keep running.
+    @inlinable
+    func run<Outer: ObservableType>(_ outer: Outer) where Outer.Element == Source {
+        setUpstream(outerSubscription)
+        outerSubscription.setDisposable(outer.subscribe(AnyObserver { self.onOuter($0) }))
     }
 
     @inlinable
@@ -79,6 +88,7 @@ final class FlatMapLatestSink<Source, Element>: OperatorSink, @unchecked Sendabl
             fail(error)
         case .outer(.completed):
             outerDone = true
+            outerSubscription.dispose()
             if !innerActive { complete() }
         case .inner(let id, let event):
             guard id == generation else { return }

@@ -19,9 +19,10 @@ extension ObservableType {
         let source = self
         return Observable { observer in
             let sink = WithLatestFromSink(downstream: observer, selector: resultSelector)
-            let secondSubscription = second.subscribe(AnyObserver { sink.send(.second($0)) })
-            let sourceSubscription = source.subscribe(AnyObserver { sink.send(.source($0)) })
-            sink.setUpstream(Disposables.create(sourceSubscription, secondSubscription))
+            let sourceSubscription = SingleAssignmentDisposable()
+            sink.setUpstream(Disposables.create(sourceSubscription, sink.secondSubscription))
+            sink.secondSubscription.setDisposable(second.subscribe(AnyObserver { sink.send(.second($0)) }))
+            sourceSubscription.setDisposable(source.subscribe(AnyObserver { sink.send(.source($0)) }))
             return sink
         }
     }
@@ -44,6 +45,8 @@ final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecke
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    /// Disposed when `second` completes; its last element stays `latest`.
+    @usableFromInline let secondSubscription = SingleAssignmentDisposable()
     @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (Element, Second) throws -> Result
     // Touched only inside the gate.
@@ -69,7 +72,7 @@ final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecke
         case .second(.next(let value)):
             latest = value
         case .second(.completed):
-            break
+            secondSubscription.dispose()
         case .source(.next(let element)):
             guard let latest else { return }
             do { downstream.on(.next(try selector(element, latest))) } catch { stop(.error(error)) }

@@ -17,9 +17,9 @@ extension Observable {
     ) -> Observable<Element> {
         Observable { observer in
             let sink = CombineLatest2Sink(downstream: observer, selector: resultSelector)
-            let da = a.subscribe(AnyObserver { sink.send(.a($0)) })
-            let db = b.subscribe(AnyObserver { sink.send(.b($0)) })
-            sink.setUpstream(Disposables.create(da, db))
+            sink.setUpstream(Disposables.create(sink.sources))
+            sink.sources[0].setDisposable(a.subscribe(AnyObserver { sink.send(.a($0)) }))
+            sink.sources[1].setDisposable(b.subscribe(AnyObserver { sink.send(.b($0)) }))
             return sink
         }
     }
@@ -31,10 +31,10 @@ extension Observable {
     ) -> Observable<Element> {
         Observable { observer in
             let sink = CombineLatest3Sink(downstream: observer, selector: resultSelector)
-            let da = a.subscribe(AnyObserver { sink.send(.a($0)) })
-            let db = b.subscribe(AnyObserver { sink.send(.b($0)) })
-            let dc = c.subscribe(AnyObserver { sink.send(.c($0)) })
-            sink.setUpstream(Disposables.create(da, db, dc))
+            sink.setUpstream(Disposables.create(sink.sources))
+            sink.sources[0].setDisposable(a.subscribe(AnyObserver { sink.send(.a($0)) }))
+            sink.sources[1].setDisposable(b.subscribe(AnyObserver { sink.send(.b($0)) }))
+            sink.sources[2].setDisposable(c.subscribe(AnyObserver { sink.send(.c($0)) }))
             return sink
         }
     }
@@ -50,12 +50,10 @@ extension Observable {
                 return Disposables.create()
             }
             let sink = CombineLatestArraySink<E>(downstream: observer, count: sources.count)
-            var subscriptions: [Disposable] = []
-            subscriptions.reserveCapacity(sources.count)
+            sink.setUpstream(Disposables.create(sink.sources))
             for (index, source) in sources.enumerated() {
-                subscriptions.append(source.subscribe(AnyObserver { sink.send(index, $0) }))
+                sink.sources[index].setDisposable(source.subscribe(AnyObserver { sink.send(index, $0) }))
             }
-            sink.setUpstream(Disposables.create(subscriptions))
             return sink
         }
     }
@@ -71,6 +69,8 @@ final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable 
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    /// One subscription per source: a source that completes is unsubscribed at once.
+    @usableFromInline let sources: [SingleAssignmentDisposable]
     @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (A, B) throws -> Result
     // Touched only inside the gate.
@@ -83,6 +83,7 @@ final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable 
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B) throws -> Result) {
         self.downstream = downstream
         self.selector = selector
+        self.sources = (0..<2).map { _ in SingleAssignmentDisposable() }
         super.init()
     }
 
@@ -108,7 +109,10 @@ final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable 
 
     @inlinable
     func completed(_ index: Int) {
-        guard case .complete = state.onCompleted(index) else { return }
+        guard case .complete = state.onCompleted(index) else {
+            sources[index].dispose()
+            return
+        }
         stopped = true
         downstream.on(.completed)
         dispose()
@@ -133,6 +137,8 @@ final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendab
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    /// One subscription per source: a source that completes is unsubscribed at once.
+    @usableFromInline let sources: [SingleAssignmentDisposable]
     @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (A, B, C) throws -> Result
     // Touched only inside the gate.
@@ -146,6 +152,7 @@ final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendab
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B, C) throws -> Result) {
         self.downstream = downstream
         self.selector = selector
+        self.sources = (0..<3).map { _ in SingleAssignmentDisposable() }
         super.init()
     }
 
@@ -173,7 +180,10 @@ final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendab
 
     @inlinable
     func completed(_ index: Int) {
-        guard case .complete = state.onCompleted(index) else { return }
+        guard case .complete = state.onCompleted(index) else {
+            sources[index].dispose()
+            return
+        }
         stopped = true
         downstream.on(.completed)
         dispose()
@@ -203,6 +213,8 @@ final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    /// One subscription per source: a source that completes is unsubscribed at once.
+    @usableFromInline let sources: [SingleAssignmentDisposable]
     @usableFromInline let downstream: AnyObserver<[E]>
     // Touched only inside the gate.
     @usableFromInline var state: CombineLatestState
@@ -214,6 +226,7 @@ final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
         self.downstream = downstream
         self.state = CombineLatestState(count: count)
         self.values = Array(repeating: nil, count: count)
+        self.sources = (0..<count).map { _ in SingleAssignmentDisposable() }
         super.init()
     }
 
@@ -236,7 +249,10 @@ final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
             downstream.on(.error(error))
             dispose()
         case .completed:
-            guard case .complete = state.onCompleted(message.index) else { return }
+            guard case .complete = state.onCompleted(message.index) else {
+                sources[message.index].dispose()
+                return
+            }
             stopped = true
             downstream.on(.completed)
             dispose()

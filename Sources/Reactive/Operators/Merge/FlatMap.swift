@@ -15,7 +15,7 @@ extension ObservableType {
         return Observable { observer in
             let sink = MergeSink<Element, Source.Element>(
                 downstream: observer, maxConcurrent: .max, project: { try selector($0).asObservable() })
-            sink.setUpstream(source.subscribe(AnyObserver { sink.onOuter($0) }))
+            sink.run(source)
             return sink
         }
     }

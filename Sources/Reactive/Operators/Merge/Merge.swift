@@ -24,7 +24,7 @@ extension ObservableType where Element: ObservableType {
         return Observable { observer in
             let sink = MergeSink<Element, Element.Element>(
                 downstream: observer, maxConcurrent: maxConcurrent, project: { $0.asObservable() })
-            sink.setUpstream(source.subscribe(AnyObserver { sink.onOuter($0) }))
+            sink.run(source)
             return sink
         }
     }
@@ -61,6 +61,7 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
     }
 
     @usableFromInline let gate = SerialGate<Message>()
+    @usableFromInline let outerSubscription = SingleAssignmentDisposable()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let maxConcurrent: Int
     @usableFromInline let project: (Source) throws -> Observable<Element>
@@ -81,6 +82,14 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
         self.maxConcurrent = max(maxConcurrent, 1)
         self.project = project
         super.init()
+    }
+
+    /// Subscribes the outer sequence. Its own slot, so that its completion can release it
+    /// while inners keep running.
+    @inlinable
+    func run<Outer: ObservableType>(_ outer: Outer) where Outer.Element == Source {
+        setUpstream(outerSubscription)
+        outerSubscription.setDisposable(outer.subscribe(AnyObserver { self.onOuter($0) }))
     }
 
     @inlinable
@@ -109,6 +118,7 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
             fail(error)
         case .outer(.completed):
             outerDone = true
+            outerSubscription.dispose()
             completeIfDone()
         case .inner(_, .next(let element)):
             downstream.on(.next(element))
