@@ -1,0 +1,130 @@
+import InputModel
+import Pipeline
+import Testing
+
+/// FilterCounts' invariant (DeviceState.swift): for every filter, at any moment,
+/// inputs = delivered at once + dropped + delayed + merged + held (at most one per code).
+/// Checked on the pure `NoiseFilter` driven the way `filterNoise` drives it: window ends that
+/// are due fire before a later frame is processed.
+@Suite("NoiseFilter: counters") struct CounterInvariantTests {
+    /// Filter groups: absolute axes share one group (hysteresis and rate split one input stream).
+    enum Group: Hashable { case chatter, debounce, abs, rel }
+
+    static let settings: DeviceFilterSettings = {
+        var s = DeviceFilterSettings()
+        s.keys[C.KEY_A] = .chatter(window: 15 * ms)
+        s.keys[C.KEY_B] = .chatter(window: 15 * ms)
+        s.keys[C.BTN_LEFT] = .chatter(window: 25 * ms)
+        s.switches[C.SW_LID] = .debounce(window: 20 * ms)
+        s.absolute[C.ABS_X] = .absolute(hysteresis: 3, minInterval: 5 * ms)
+        s.absolute[C.ABS_Y] = .absolute(hysteresis: 2, minInterval: 0)
+        s.relative[C.REL_X] = .relative(minInterval: 8 * ms)
+        return s
+    }()
+
+    static func group(_ e: InputEvent) -> Group? {
+        switch (e.type, settings.filter(type: e.type, code: e.code)) {
+        case (EventType.key, .chatter): return e.value == 2 ? nil : .chatter   // repeats bypass
+        case (_, .debounce): return .debounce
+        case (_, .absolute): return .abs
+        case (_, .relative): return .rel
+        default: return nil
+        }
+    }
+
+    static func accounted(_ c: DeviceCounters, _ g: Group) -> UInt64 {
+        func sum(_ k: FilterKind) -> UInt64 { c[k].dropped + c[k].delayed + c[k].merged }
+        switch g {
+        case .chatter: return sum(.keyChatter)
+        case .debounce: return sum(.debounce)
+        case .abs: return sum(.absHysteresis) + sum(.absRate)
+        case .rel: return sum(.relRate)
+        }
+    }
+
+    static let codesPerGroup: [Group: UInt64] = [.chatter: 3, .debounce: 1, .abs: 2, .rel: 1]
+
+    static func randomFrames(seed: UInt64, count: Int) -> [InputFrame] {
+        var rng = SplitMix64(seed: seed)
+        var t: Int64 = 1_000
+        var absX: Int32 = 500, absY: Int32 = 500
+        var frames: [InputFrame] = []
+        for _ in 0..<count {
+            t += Int64(rng.below(7))
+            var events: [(UInt16, UInt16, Int32)] = []
+            if rng.below(3) == 0 { events.append((EventType.msc, C.MSC_SCAN, 4)) }
+            for code in [C.KEY_A, C.KEY_B, C.BTN_LEFT] where rng.below(4) == 0 {
+                events.append((EventType.key, code, Int32(rng.below(10) == 0 ? 2 : rng.below(2))))
+            }
+            if rng.below(8) == 0 { events.append((EventType.sw, C.SW_LID, Int32(rng.below(2)))) }
+            if rng.below(2) == 0 {
+                absX += Int32(rng.below(11)) - 5
+                events.append((EventType.abs, C.ABS_X, absX))
+            }
+            if rng.below(3) == 0 {
+                absY += Int32(rng.below(7)) - 3
+                events.append((EventType.abs, C.ABS_Y, absY))
+            }
+            if rng.below(2) == 0 { events.append((EventType.rel, C.REL_X, Int32(rng.below(9)) - 4)) }
+            if rng.below(200) == 0 { events.append((EventType.syn, SynCode.dropped, 0)) }
+            frames.append(frame(t, events))
+        }
+        return frames
+    }
+
+    @Test("in = out at once + dropped + delayed + merged + held, on seeded random input",
+          arguments: [11, 12, 13, 14] as [UInt64])
+    func invariantOnRandomInput(seed: UInt64) {
+        var filter = NoiseFilter(settings: Self.settings)
+        var inputs: [Group: UInt64] = [:]
+        var atOnce: [Group: UInt64] = [:]
+        var framesOut: UInt64 = 0, eventsOut: UInt64 = 0, eventsIn: UInt64 = 0, processedOut: UInt64 = 0
+
+        func check(final: Bool) {
+            let c = filter.counters
+            for g in [Group.chatter, .debounce, .abs, .rel] {
+                let explained = atOnce[g, default: 0] + Self.accounted(c, g)
+                let total = inputs[g, default: 0]
+                #expect(explained <= total, "group \(g): more accounted than received")
+                let held = total - min(total, explained)
+                #expect(held <= (final ? 0 : Self.codesPerGroup[g]!), "group \(g): \(held) held")
+            }
+            #expect(c.framesOut == framesOut)
+            #expect(c.eventsOut == eventsOut)
+            #expect(c.eventsIn == eventsIn)
+        }
+
+        let frames = Self.randomFrames(seed: seed, count: 20_000)
+        for f in frames {
+            while let d = filter.nextDeadline, d < f.time {
+                if let out = filter.fire(at: d) {
+                    framesOut += 1
+                    eventsOut += UInt64(out.events.count)
+                }
+            }
+            for e in f.events { if let g = Self.group(e) { inputs[g, default: 0] += 1 } }
+            eventsIn += UInt64(f.events.count)
+            if let out = filter.process(f) {
+                framesOut += 1
+                processedOut += 1
+                eventsOut += UInt64(out.events.count)
+                for e in out.events { if let g = Self.group(e) { atOnce[g, default: 0] += 1 } }
+            }
+            check(final: false)
+        }
+        while let d = filter.nextDeadline {
+            if let out = filter.fire(at: d) {
+                framesOut += 1
+                eventsOut += UInt64(out.events.count)
+            }
+        }
+        check(final: true)
+        #expect(!filter.hasHeldValues)
+        let c = filter.counters
+        #expect(c.framesIn == UInt64(frames.count))
+        #expect(c.framesIn == processedOut + c.framesDropped)
+        #expect(c.synDropped > 0)
+        // The random input really exercised every filter.
+        for k in FilterKind.allCases { #expect(c[k] != FilterCounts(), "\(k) never acted") }
+    }
+}
