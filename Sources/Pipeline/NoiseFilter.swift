@@ -55,6 +55,7 @@ public struct NoiseFilter: Sendable {
     public mutating func configure(_ settings: DeviceFilterSettings) {
         var old: [UInt32: CodeSlot] = [:]
         for s in slots { old[UInt32(s.type) << 16 | UInt32(s.code)] = s }
+        var reused = Set<UInt32>()
         slots = []
         keyIndex = [Int16](repeating: -1, count: 768)
         swIndex = [Int16](repeating: -1, count: 64)
@@ -63,12 +64,11 @@ public struct NoiseFilter: Sendable {
         func add(_ type: UInt16, _ table: [UInt16: CodeFilter]) {
             for (code, filter) in table.sorted(by: { $0.key < $1.key }) {
                 guard let slot = Self.makeSlot(type: type, code: code, filter: filter) else { continue }
-                let previous = old[UInt32(type) << 16 | UInt32(code)]
+                let key = UInt32(type) << 16 | UInt32(code)
                 var chosen = slot
-                if let previous, Self.sameFilter(previous, slot) {
+                if let previous = old[key], Self.sameFilter(previous, slot) {
                     chosen = previous
-                } else if let previous, previous.deadline != nil {
-                    counters[Self.counterKind(previous)].dropped += 1
+                    reused.insert(key)
                 }
                 let index = Int16(slots.count)
                 switch type {
@@ -84,6 +84,11 @@ public struct NoiseFilter: Sendable {
         add(EventType.sw, settings.switches)
         add(EventType.abs, settings.absolute)
         add(EventType.rel, settings.relative)
+        // Every held value whose slot was not kept is lost: its filter changed, or the code
+        // became passthrough or left the settings. Count it, so the counts still add up.
+        for (key, previous) in old where previous.deadline != nil && !reused.contains(key) {
+            counters[Self.counterKind(previous)].dropped += 1
+        }
     }
 
     private static func makeSlot(type: UInt16, code: UInt16, filter: CodeFilter) -> CodeSlot? {
