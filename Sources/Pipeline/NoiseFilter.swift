@@ -219,6 +219,12 @@ public struct NoiseFilter: Sendable {
             let s = slots[index]
             if let last = s.lastOut, abs(Int64(value) - Int64(last)) <= Int64(s.hysteresis) {
                 counters[.absHysteresis].dropped &+= 1
+                // The axis is back near the delivered value: a value kept for the window's
+                // end is stale now (latest wins), so it must not be delivered.
+                if s.throttle.kept != nil {
+                    slots[index].throttle.kept = nil
+                    counters[.absRate].dropped &+= 1
+                }
                 return nil
             }
             guard s.throttle.dueTime > 0 else {

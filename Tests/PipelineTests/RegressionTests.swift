@@ -16,4 +16,14 @@ import Testing
         #expect(run.values(EventType.key, C.KEY_A) == "1@0 1@30 0@31")
     }
 
+    @Test("bug: a rate-limited abs value kept for the window end was delivered although the axis had moved back inside the hysteresis")
+    func bugAbsStaleKeptValueDeliveredAfterReturnInsideHysteresis() {
+        let s = settings(EventType.abs, C.ABS_X, .absolute(hysteresis: 4, minInterval: 10 * ms))
+        // 150 is kept for 10; the axis then returns to 101 (within 4 of the delivered 100).
+        let input = [(0, 100), (2, 150), (4, 101)].map { frame(Int64($0.0), EventType.abs, C.ABS_X, Int32($0.1)) }
+        let run = runFilter(s, input)
+        #expect(run.values(EventType.abs, C.ABS_X) == "100@0")
+        #expect(run.counters[.absRate] == FilterCounts(dropped: 1))
+        #expect(run.counters[.absHysteresis] == FilterCounts(dropped: 1))
+    }
 }
