@@ -52,6 +52,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
+        .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
+                          path: "Tests/E2E"),
+
         .testTarget(name: "ReactiveTests", dependencies: ["Reactive", "ReactiveTesting"]),
         .testTarget(name: "InputModelTests", dependencies: ["InputModel"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),

@@ -1,0 +1,329 @@
+import Dispatch
+import InputDevices
+import InputModel
+import Reactive
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// evflow's real-kernel suite: uinput devices, evdev, udev, inside the scripts/vm guest.
+/// Run by `scripts/e2e [CASE]...` (docs/e2e.md); with no arguments every case runs.
+@main
+struct E2E {
+    static let prefix = "evflow e2e"
+
+    static func main() {
+        let selected = Set(CommandLine.arguments.dropFirst())
+        let report = Report()
+        let suiteStart = monotonicNow()
+        mkdir(scratch, 0o777)
+        chmod(scratch, 0o777)   // the permissions case writes here as "nobody"
+        guard getuid() == 0, access("/dev/uinput", W_OK) == 0 else {
+            say("FAIL setup: needs root and /dev/uinput (run through scripts/e2e)")
+            say("0 passed, 1 failed")
+            exit(1)
+        }
+
+        let fdsBeforeMonitor = openFileDescriptorCount() ?? -1
+        let liveBeforeMonitor = LiveResources.count
+        let scheduler = SerialDispatchQueueScheduler(label: "evflow.e2e.input")
+        let monitor = InputDeviceMonitor(scheduler: scheduler)
+        let recorder = Recorder()
+        let frameSubscriptions = CounterBox()
+        let subscription = monitor.deviceChanges.subscribe(onNext: { change in
+            recorder.record(change)
+            // Subscribe to the suite's own devices from inside the handler: nothing is missed.
+            if case .added(let info) = change, info.name.hasPrefix(prefix) {
+                frameSubscriptions.value += 1
+                _ = monitor.frames(for: info).subscribe(
+                    onNext: { recorder.frame($0, of: info) },
+                    onCompleted: { recorder.completed(info) })
+            }
+        }, onError: { error in
+            say("monitor error: \(error)")
+        })
+
+        // The guest's own keyboard shows that start-up enumeration works and takes udev's classes.
+        let enumerated = waitUntil(timeout: 20) {
+            recorder.changes.contains { $0.change.device.name == "AT Translated Set 2 keyboard" }
+        }
+        if selected.isEmpty || selected.contains("enumerate") {
+            let at = recorder.changes.first { $0.change.device.name == "AT Translated Set 2 keyboard" }?.change
+            report.check(enumerated && at?.kind == "added" && at!.device.classes.contains(.keyboard),
+                         "enumerate: present device reported at start with its udev class",
+                         "\(at.map { "\($0.kind) \($0.device.devnode ?? "") \($0.device.classes.map(\.rawValue).sorted())" } ?? "not seen")")
+        }
+
+        let cases: [(String, () -> Void)] = [
+            ("classes", { classesAndEvents(monitor, recorder, report) }),
+            ("cycles", { cycles(monitor, recorder, report, frameSubscriptions) }),
+            ("vanish", { vanishMidRead(monitor, recorder, report) }),
+            ("permissions", { permissions(monitor, recorder, report) }),
+        ]
+        for (name, body) in cases where selected.isEmpty || selected.contains(name) {
+            let start = monotonicNow()
+            say("--- \(name)")
+            body()
+            say("--- \(name) took \(seconds(since: start))")
+        }
+
+        // Stopping the monitor disposes every scope and closes every fd it opened.
+        subscription.dispose()
+        waitUntil(timeout: 5) {
+            monitor.scopeCount == 0 && openFileDescriptorCount() == fdsBeforeMonitor
+                && LiveResources.count == liveBeforeMonitor
+        }
+        let fds = openFileDescriptorCount() ?? -1
+        report.check(monitor.scopeCount == 0 && fds == fdsBeforeMonitor && LiveResources.count == liveBeforeMonitor,
+                     "shutdown: disposing deviceChanges releases everything",
+                     "scopes \(monitor.scopeCount), fds \(fdsBeforeMonitor)→\(fds), live resources \(liveBeforeMonitor)→\(LiveResources.count)")
+        let s = monitor.statistics
+        say("statistics: synDropped \(s.synDropped), removedOnENODEV \(s.removedOnENODEV), removedOnUdevRemove \(s.removedOnUdevRemove), removedOnReadError \(s.removedOnReadError), openRetries \(s.openRetries), inaccessible \(s.inaccessible)")
+        say("suite took \(seconds(since: suiteStart))")
+        say("\(report.passed) passed, \(report.failed) failed")
+        exit(report.failed == 0 ? 0 : 1)
+    }
+
+    // MARK: Cases
+
+    /// Keyboard, mouse and switch appear with udev's classes; their events arrive in order,
+    /// framed, with CLOCK_MONOTONIC kernel timestamps; their removal is seen and ends the frames.
+    static func classesAndEvents(_ monitor: InputDeviceMonitor, _ recorder: Recorder, _ report: Report) {
+        struct Spec {
+            let kind: String
+            let classes: Set<DeviceClass>
+            let script: String
+            let expected: String
+        }
+        let specs = [
+            Spec(kind: "keyboard", classes: [.keyboard, .key], script: "KEY_H=1 . KEY_H=0 . +10ms KEY_I=1 . KEY_I=0 .",
+                 expected: "KEY_H=1 . KEY_H=0 . KEY_I=1 . KEY_I=0"),
+            Spec(kind: "mouse", classes: [.mouse], script: "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
+                 expected: "REL_X=5 REL_Y=-3 . BTN_LEFT=1 . BTN_LEFT=0 . REL_WHEEL=1"),
+            Spec(kind: "switch", classes: [.switch], script: "SW_LID=1 . +50ms SW_LID=0 .",
+                 expected: "SW_LID=1 . SW_LID=0"),
+        ]
+        let go = "\(scratch)/go-classes"
+        unlink(go)
+        var children: [(Spec, String, Child)] = []
+        for spec in specs {
+            let name = "\(prefix) \(spec.kind)"
+            do {
+                children.append((spec, name, try Child.device(spec.kind, ["--events", "@\(go) \(spec.script)", "--hold", "0.3"], name: name)))
+            } catch {
+                report.check(false, "classes: start \(spec.kind)", "\(error)")
+            }
+        }
+        let allAdded = waitUntil(timeout: 60) {
+            children.allSatisfy { c in recorder.changes(named: c.1).contains { $0.change.kind == "added" } }
+        }
+        for (spec, name, child) in children {
+            let added = recorder.changes(named: name).first { $0.change.kind == "added" }?.change.device
+            report.check(added != nil && spec.classes.isSubset(of: added!.classes),
+                         "classes: \(spec.kind) added with \(spec.classes.map { $0.udevProperty }.sorted())",
+                         added.map { "\($0.devnode ?? "") classes \($0.classes.map(\.rawValue).sorted()) id \($0.id)" }
+                            ?? "not added; helper: \(child.logTail())")
+        }
+        guard allAdded else {
+            touch(go)
+            for c in children { c.2.wait() }
+            return
+        }
+        let before = monotonicNow()
+        touch(go)
+        for c in children { c.2.wait() }
+        waitUntil(timeout: 30) {
+            children.allSatisfy { c in recorder.changes(named: c.1).contains { $0.change.kind == "removed" } }
+        }
+        for (spec, name, _) in children {
+            guard let info = recorder.changes(named: name).first(where: { $0.change.kind == "added" })?.change.device else { continue }
+            waitUntil(timeout: 5) { recorder.log(of: info).completed }
+            let log = recorder.log(of: info)
+            report.check(describe(log.frames) == spec.expected, "events: \(spec.kind) frames in order with their values",
+                         describe(log.frames))
+            let times = log.frames.flatMap { f in f.events.map(\.time) + [f.time] }
+            let ordered = zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }
+            let inWindow = zip(log.frames, log.receivedAt).allSatisfy { f, got in f.time >= before && f.time <= got }
+            let spread = (log.frames.last?.time ?? 0) - (log.frames.first?.time ?? 0)
+            report.check(!log.frames.isEmpty && ordered && inWindow,
+                         "time: \(spec.kind) timestamps are CLOCK_MONOTONIC, non-decreasing, between injection and receipt",
+                         "first frame \(((log.frames.first?.time ?? 0) - before) / 1000) µs after the go signal, spread \(spread / 1000) µs")
+            let removals = recorder.changes(named: name).filter { $0.change.kind == "removed" }.count
+            report.check(removals == 1 && log.completed, "removal: \(spec.kind) removed once, frames completed",
+                         "removed \(removals)×, completed \(log.completed)")
+        }
+    }
+
+    /// 200 add/remove cycles of one keyboard: every cycle is announced and removed once, and
+    /// afterwards no fd, scope or subscription is left over.
+    static func cycles(_ monitor: InputDeviceMonitor, _ recorder: Recorder, _ report: Report, _ frameSubscriptions: CounterBox) {
+        let count = 200
+        let name = "\(prefix) cycle"
+        // Let the previous case's teardown finish (cancel handlers close fds on the queue).
+        waitUntil(timeout: 5) { monitor.scopeCount == 1 }
+        let fds0 = openFileDescriptorCount() ?? -1
+        let scopes0 = monitor.scopeCount
+        let live0 = LiveResources.count
+        let subs0 = frameSubscriptions.value
+        say("baseline: fds \(fds0), scopes \(scopes0), live resources \(live0)")
+        let start = monotonicNow()
+        guard let child = try? Child.device("keyboard", ["--cycles", "\(count)", "--hold", "0.05", "--events", "KEY_A=1 . KEY_A=0 ."],
+                                            name: name) else {
+            report.check(false, "cycles: start helper")
+            return
+        }
+        var maxScopes = 0
+        var maxFds = 0
+        let done = waitUntil(timeout: 240) {
+            maxScopes = max(maxScopes, monitor.scopeCount)
+            maxFds = max(maxFds, openFileDescriptorCount() ?? 0)
+            return recorder.changes(named: name).filter { $0.change.kind == "removed" }.count >= count
+        }
+        let status = child.wait()
+        let settled = waitUntil(timeout: 10) {
+            openFileDescriptorCount() == fds0 && monitor.scopeCount == scopes0 && LiveResources.count == live0
+        }
+        let changes = recorder.changes(named: name)
+        let added = changes.filter { $0.change.kind == "added" }.count
+        let inaccessible = changes.filter { $0.change.kind == "inaccessible" }.count
+        let removed = changes.filter { $0.change.kind == "removed" }.count
+        let completed = recorder.logs(prefix: name).filter(\.completed).count
+        say("cycles: \(count) in \(seconds(since: start)); added \(added), inaccessible \(inaccessible), removed \(removed); peak scopes \(maxScopes), peak fds \(maxFds)")
+        report.check(done && status == 0 && added + inaccessible == count && removed == count,
+                     "cycles: \(count) add/remove cycles each announced once and removed once",
+                     "helper exit \(status), added \(added), inaccessible \(inaccessible) (gone before udev finished), removed \(removed)")
+        report.check(frameSubscriptions.value - subs0 == added && completed == added,
+                     "cycles: every frames(for:) subscription completed on removal", "\(completed)/\(added)")
+        let fds = openFileDescriptorCount() ?? -1
+        report.check(settled, "leaks: after \(count) cycles fds, scopes and live resources are back to baseline",
+                     "fds \(fds0)→\(fds), scopes \(scopes0)→\(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")
+    }
+
+    /// A device destroyed while it is being read: the read says ENODEV before udev's `remove`
+    /// arrives; the device is removed once, its frames complete, nothing leaks.
+    static func vanishMidRead(_ monitor: InputDeviceMonitor, _ recorder: Recorder, _ report: Report) {
+        let name = "\(prefix) vanish"
+        waitUntil(timeout: 5) { monitor.scopeCount == 1 }
+        let fds0 = openFileDescriptorCount() ?? -1
+        let scopes0 = monitor.scopeCount
+        let live0 = LiveResources.count
+        let before = monitor.statistics
+        let nodeFile = "\(scratch)/vanish.node"
+        unlink(nodeFile)
+        // Streams key events without pause and destroys the device 4 s after creating it,
+        // in the middle of a frame: time enough for udev and the monitor to open it.
+        guard let child = try? Child.device("keyboard", ["--events", "KEY_A=1 KEY_B=1 . KEY_A=0 KEY_B=0 .",
+                                                         "--destroy-after", "4", "--node-file", nodeFile], name: name) else {
+            report.check(false, "vanish: start helper")
+            return
+        }
+        let removed = waitUntil(timeout: 60) { recorder.changes(named: name).contains { $0.change.kind == "removed" } }
+        let status = child.wait()
+        // Let udev deliver its own `remove` too, then look again: still one removal.
+        run(["udevadm", "settle", "--timeout=10"])
+        usleep(300_000)
+        let settled = waitUntil(timeout: 10) {
+            openFileDescriptorCount() == fds0 && monitor.scopeCount == scopes0 && LiveResources.count == live0
+        }
+        let after = monitor.statistics
+        let changes = recorder.changes(named: name)
+        let info = changes.first { $0.change.kind == "added" }?.change.device
+        let log = info.map { recorder.log(of: $0) } ?? Recorder.DeviceLog()
+        let partial = log.frames.contains { f in f.events.count == 1 && f.events[0].type == EventType.key }
+        report.check(removed && status == 0 && info != nil, "vanish: device read, then destroyed mid-frame",
+                     "helper exit \(status), \(log.frames.count) frames, \(after.synDropped - before.synDropped) SYN_DROPPED")
+        report.check(after.removedOnENODEV - before.removedOnENODEV == 1,
+                     "vanish: removal came from ENODEV, before udev's remove",
+                     "ENODEV removals +\(after.removedOnENODEV - before.removedOnENODEV), udev removals +\(after.removedOnUdevRemove - before.removedOnUdevRemove)")
+        report.check(changes.filter { $0.change.kind == "removed" }.count == 1 && after.removedOnUdevRemove == before.removedOnUdevRemove,
+                     "vanish: removed exactly once although udev's remove followed",
+                     changes.map(\.change.kind).joined(separator: ","))
+        report.check(log.completed && !partial, "vanish: frames completed; the unfinished frame was not delivered",
+                     "completed \(log.completed)")
+        report.check(settled, "vanish: no leak",
+                     "fds \(fds0)→\(openFileDescriptorCount() ?? -1), scopes \(scopes0)→\(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")
+    }
+
+    /// Permissions arriving late: a udev rule leaves the node mode 0000 owned by nobody, and
+    /// the suite runs as nobody (effective uid) for the case. One node is made readable while
+    /// the monitor retries: it ends `.added`. The other never is: `.inaccessible` after the
+    /// retry budget (default, ~10 s), then `.removed` when it goes.
+    static func permissions(_ monitor: InputDeviceMonitor, _ recorder: Recorder, _ report: Report) {
+        let rules = "/etc/udev/rules.d/99-zz-evflow-e2e.rules"
+        let rule = "SUBSYSTEM==\"input\", KERNEL==\"event*\", ATTRS{name}==\"\(prefix) locked*\", MODE:=\"0000\", OWNER:=\"nobody\"\n"
+        guard let f = fopen(rules, "w") else {
+            report.check(false, "permissions: write udev rule", String(cString: strerror(errno)))
+            return
+        }
+        fputs(rule, f)
+        fclose(f)
+        defer {
+            unlink(rules)
+            run(["udevadm", "control", "--reload"])
+        }
+        run(["udevadm", "control", "--reload"])
+        waitUntil(timeout: 5) { monitor.scopeCount == 1 }
+        let fds0 = openFileDescriptorCount() ?? -1
+        let live0 = LiveResources.count
+        let retries0 = monitor.statistics.openRetries
+        let fixedName = "\(prefix) locked fixed"
+        let neverName = "\(prefix) locked never"
+        let create = "\(scratch)/perm.create"
+        let go = "\(scratch)/perm.go"
+        let fixedNode = "\(scratch)/perm-fixed.node"
+        for p in [create, go, fixedNode] { unlink(p) }
+        // The helpers run as root (uinput needs it) and wait until the suite is "nobody".
+        guard let fixed = try? Child.device("keyboard", ["--wait-before-create", create, "--node-file", fixedNode,
+                                                         "--events", "@\(go) KEY_A=1 . KEY_A=0 .", "--hold", "0.3"], name: fixedName),
+              let never = try? Child.device("keyboard", ["--wait-before-create", create, "--events", "", "--hold", "14"],
+                                            name: neverName) else {
+            report.check(false, "permissions: start helpers")
+            return
+        }
+        guard let nobody = getpwnam("nobody")?.pointee.pw_uid, seteuid(nobody) == 0 else {
+            report.check(false, "permissions: seteuid(nobody)", String(cString: strerror(errno)))
+            touch(create); touch(go); fixed.wait(); never.wait()
+            return
+        }
+        let created = monotonicNow()
+        touch(create)
+        // Wait until the monitor has failed at least twice on the locked node, then fix it.
+        let node = waitUntil(timeout: 60) { readFile(fixedNode) != nil } ? readFile(fixedNode)! : ""
+        let retrying = waitUntil(timeout: 60) { monitor.statistics.openRetries - retries0 >= 4 }
+        let chmodOK = chmod(node, 0o400) == 0
+        let fixedAdded = waitUntil(timeout: 20) { recorder.changes(named: fixedName).contains { $0.change.kind == "added" } }
+        touch(go)
+        let neverGaveUp = waitUntil(timeout: 30) { recorder.changes(named: neverName).contains { $0.change.kind == "inaccessible" } }
+        let gaveUpAfter = (recorder.changes(named: neverName).first { $0.change.kind == "inaccessible" }?.at ?? 0) - created
+        _ = seteuid(0)
+        fixed.wait()
+        never.wait()
+        waitUntil(timeout: 20) {
+            recorder.changes(named: fixedName).contains { $0.change.kind == "removed" }
+                && recorder.changes(named: neverName).contains { $0.change.kind == "removed" }
+        }
+        let fixedKinds = recorder.changes(named: fixedName).map(\.change.kind)
+        let neverChanges = recorder.changes(named: neverName)
+        let reason: String = {
+            if case .inaccessible(_, let r)? = neverChanges.first?.change { return r }
+            return ""
+        }()
+        let fixedInfo = recorder.changes(named: fixedName).first { $0.change.kind == "added" }?.change.device
+        let fixedFrames = fixedInfo.map { describe(recorder.log(of: $0).frames) } ?? ""
+        report.check(retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
+                     "permissions: EACCES retried with backoff; node made readable later → added and read",
+                     "node \(node), retries \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
+        report.check(neverGaveUp && neverChanges.map(\.change.kind) == ["inaccessible", "removed"] && reason.contains("Permission denied")
+                        && gaveUpAfter > 5_000_000_000 && gaveUpAfter < 20_000_000_000,
+                     "permissions: never readable → inaccessible after the bounded retry, then removed",
+                     "after \(gaveUpAfter / 1_000_000) ms: \(neverChanges.map(\.change.kind)), reason \"\(reason)\"")
+        let settled = waitUntil(timeout: 10) { openFileDescriptorCount() == fds0 && monitor.scopeCount == 1 && LiveResources.count == live0 }
+        report.check(settled, "permissions: no leak",
+                     "fds \(fds0)→\(openFileDescriptorCount() ?? -1), scopes \(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")
+    }
+}
+
+/// A counter touched only on the monitor's queue and read after it settled.
+final class CounterBox: @unchecked Sendable {
+    var value = 0
+}
