@@ -1,0 +1,174 @@
+import Foundation
+import InputModel
+import Pipeline
+import Reactive
+import Recording
+import Testing
+
+/// Golden replay tests (see docs/golden.md): every shipped recording is replayed through the
+/// default pipeline in virtual time; the filtered frames and each device's final state must
+/// match the committed files in `Tests/Fixtures/golden/` byte for byte.
+///
+/// The final state of a device is captured when its recorded frames complete — after the
+/// filter stage has processed the last frame, right before the hub removes the device from
+/// the store (values still held for a window's end are dropped by the removal and are not
+/// in it).
+@Suite("Golden replay") struct GoldenReplayTests {
+    /// What one replay produced.
+    struct Output: Equatable {
+        /// One line per filtered frame: `<time_ns> <device id> <TYPE> <CODE> <value> ...`.
+        var frames: String
+        /// Final states as JSON with sorted keys.
+        var state: String
+    }
+
+    /// The final state of one device as written to the golden file: names instead of numbers,
+    /// String-keyed (so key order is sorted and stable), nothing that depends on hashing.
+    struct GoldenState: Encodable {
+        struct Counts: Encodable { var dropped: UInt64, delayed: UInt64, merged: UInt64 }
+        struct Counters: Encodable {
+            var framesIn, eventsIn, framesOut, eventsOut, framesDropped, synDropped: UInt64
+            var filters: [String: Counts]
+        }
+        var id: String
+        var name: String
+        var classes: [String]
+        var keysDown: [String]
+        var absolute: [String: Int32]
+        var switchesOn: [String]
+        var ledsOn: [String]
+        var lastEventTime: Int64?
+        var counters: Counters
+
+        init(_ s: DeviceState) {
+            id = s.info.id.rawValue
+            name = s.info.name
+            classes = s.info.classes.map(\.rawValue).sorted()
+            keysDown = s.keysDown.map { EventNames.codeText(type: EventType.key, code: $0) }
+            absolute = Dictionary(uniqueKeysWithValues: s.absolute.map {
+                (EventNames.codeText(type: EventType.abs, code: $0.key), $0.value)
+            })
+            switchesOn = s.switchesOn.map { EventNames.codeText(type: EventType.sw, code: $0) }
+            ledsOn = s.ledsOn.map { EventNames.codeText(type: EventType.led, code: $0) }
+            lastEventTime = s.lastEventTime
+            let c = s.counters
+            var filters: [String: Counts] = [:]
+            for kind in FilterKind.allCases where c[kind] != FilterCounts() {
+                filters[kind.rawValue] = Counts(dropped: c[kind].dropped, delayed: c[kind].delayed,
+                                                merged: c[kind].merged)
+            }
+            counters = Counters(framesIn: c.framesIn, eventsIn: c.eventsIn, framesOut: c.framesOut,
+                                eventsOut: c.eventsOut, framesDropped: c.framesDropped,
+                                synDropped: c.synDropped, filters: filters)
+        }
+    }
+
+    /// A filtered frame as one line.
+    static func line(_ f: InputFrame, device: DeviceID) -> String {
+        var s = "\(f.time) \(device.rawValue)"
+        for e in f.events {
+            s += " \(EventNames.typeText(e.type)) \(EventNames.codeText(type: e.type, code: e.code)) \(e.value)"
+        }
+        return s
+    }
+
+    /// Replays `recording` through a `DeviceHub` with the default configuration on a
+    /// `VirtualTimeScheduler`, until nothing is left to do; disposes everything.
+    static func replay(_ recording: Recording) throws -> Output {
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
+        let store = StateStore()
+        let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
+        var lines: [String] = []
+        var finalStates: [(DeviceID, DeviceState?)] = []
+        let watchers = CompositeDisposable()
+        let changes = hub.deviceChanges.subscribe(onNext: { change in
+            guard case .added(let info) = change, let frames = hub.frames(of: info.id) else { return }
+            watchers.insert(frames.subscribe(onNext: { lines.append(line($0, device: info.id)) }))
+        })
+        let running = hub.start(changes: replay.deviceChanges, frames: { info in
+            replay.frames(for: info).do(onCompleted: { finalStates.append((info.id, store.state(of: info.id))) })
+        })
+        scheduler.run()
+        #expect(hub.deviceCount == 0, "every device was removed at the end of the replay")
+        #expect(store.count == 0)
+        running.dispose()
+        changes.dispose()
+        watchers.dispose()
+
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var states: [GoldenState] = []
+        for (id, state) in finalStates {
+            guard let state else {
+                Issue.record("no state for \(id) at its removal")
+                continue
+            }
+            states.append(GoldenState(state))
+        }
+        let json = String(decoding: try encoder.encode(states), as: UTF8.self) + "\n"
+        return Output(frames: lines.map { $0 + "\n" }.joined(), state: json)
+    }
+
+    static let goldenRoot = Fixtures.root.appendingPathComponent("golden")
+    static var updating: Bool { ProcessInfo.processInfo.environment["EVFLOW_UPDATE_GOLDEN"] == "1" }
+
+    /// Compares `actual` with the golden file (or rewrites it when updating).
+    static func compare(_ actual: String, golden name: String) throws {
+        let url = goldenRoot.appendingPathComponent(name)
+        if updating {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try Data(actual.utf8).write(to: url)
+            return
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            Issue.record("missing golden file \(name); run with EVFLOW_UPDATE_GOLDEN=1 and review the diff")
+            return
+        }
+        let expected = String(decoding: data, as: UTF8.self)
+        if expected == actual { return }
+        let e = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        let a = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        var i = 0
+        while i < min(e.count, a.count), e[i] == a[i] { i += 1 }
+        let want = i < e.count ? String(e[i]) : "<end of file>"
+        let got = i < a.count ? String(a[i]) : "<end of output>"
+        Issue.record("""
+            \(name) differs at line \(i + 1):
+              golden: \(want)
+              actual: \(got)
+            (run with EVFLOW_UPDATE_GOLDEN=1 to rewrite, then review the diff; see docs/golden.md)
+            """)
+    }
+
+    @Test("replay matches the golden files, twice", arguments: Fixtures.recordings())
+    func golden(path: String) throws {
+        let baseline = LiveResources.count
+        let recording = try Recording.read(contentsOf: Fixtures.recording(path))
+        let first = try Self.replay(recording)
+        let second = try Self.replay(recording)
+        #expect(first == second, "two replays of \(path) differ")
+        #expect(!first.frames.isEmpty)
+        try Self.compare(first.frames, golden: path + ".frames.txt")
+        try Self.compare(first.state, golden: path + ".state.json")
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("every shipped recording has golden files, and no golden file is orphaned")
+    func goldenSetComplete() throws {
+        let recordings = Set(Fixtures.recordings())
+        #expect(recordings.count >= 10)
+        guard let walker = FileManager.default.enumerator(atPath: Self.goldenRoot.path) else {
+            Issue.record("no golden folder")
+            return
+        }
+        var goldens = Set<String>()
+        for case let path as String in walker where path.hasSuffix(".frames.txt") || path.hasSuffix(".state.json") {
+            goldens.insert(path)
+        }
+        var expected = Set<String>()
+        for r in recordings { expected.insert(r + ".frames.txt"); expected.insert(r + ".state.json") }
+        #expect(goldens == expected)
+    }
+}
