@@ -1,0 +1,129 @@
+import Reactive
+import Synchronization
+import Testing
+
+/// The core's disposables: ordering rules and thread safety.
+@Suite("disposables")
+struct DisposableTests {
+    @Test("SingleAssignmentDisposable: dispose before set disposes the disposable when it is set")
+    func singleAssignmentDisposeFirst() {
+        let baseline = LiveResources.count
+        do {
+            let holder = SingleAssignmentDisposable()
+            let inner = BooleanDisposable()
+            holder.dispose()
+            #expect(holder.isDisposed)
+            #expect(!inner.isDisposed)
+            holder.setDisposable(inner)
+            #expect(inner.isDisposed)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("SingleAssignmentDisposable: set then dispose disposes once")
+    func singleAssignmentSetFirst() {
+        let runs = Atomic<Int>(0)
+        let holder = SingleAssignmentDisposable()
+        holder.setDisposable(Disposables.create { runs.wrappingAdd(1, ordering: .relaxed) })
+        holder.dispose()
+        holder.dispose()
+        #expect(runs.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("SerialDisposable: replacing disposes the previous; after dispose a newcomer is disposed at once")
+    func serial() {
+        let baseline = LiveResources.count
+        do {
+            let serial = SerialDisposable()
+            let a = BooleanDisposable(), b = BooleanDisposable(), c = BooleanDisposable()
+            serial.disposable = a
+            #expect(!a.isDisposed)
+            serial.disposable = b
+            #expect(a.isDisposed && !b.isDisposed)
+            serial.dispose()
+            #expect(b.isDisposed && serial.isDisposed)
+            serial.disposable = c
+            #expect(c.isDisposed)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("CompositeDisposable: insert after dispose disposes the newcomer; remove disposes the member")
+    func composite() {
+        let baseline = LiveResources.count
+        do {
+            let group = CompositeDisposable()
+            let a = BooleanDisposable(), b = BooleanDisposable(), late = BooleanDisposable()
+            let keyA = group.insert(a)
+            group.insert(b)
+            #expect(group.count == 2)
+            group.remove(for: keyA!)
+            #expect(a.isDisposed && !b.isDisposed && group.count == 1)
+            group.dispose()
+            #expect(b.isDisposed && group.isDisposed)
+            #expect(group.insert(late) == nil)
+            #expect(late.isDisposed)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("DisposeBag disposes its contents on deinit; a new bag cancels the old one")
+    func disposeBag() {
+        let a = BooleanDisposable(), b = BooleanDisposable()
+        var bag = DisposeBag()
+        a.disposed(by: bag)
+        b.disposed(by: bag)
+        #expect(!a.isDisposed && !b.isDisposed)
+        bag = DisposeBag()
+        #expect(a.isDisposed && b.isDisposed)
+        let c = BooleanDisposable()
+        do {
+            let scoped = DisposeBag()
+            c.disposed(by: scoped)
+        }
+        #expect(c.isDisposed)
+        _ = bag
+    }
+
+    @Test("Disposables.create(with:) runs its action once under concurrent dispose from many threads")
+    func anonymousOnce() {
+        let baseline = LiveResources.count
+        do {
+            let count = 2_000
+            let runs = Atomic<Int>(0)
+            let disposables = (0..<count).map { _ in
+                Disposables.create { runs.wrappingAdd(1, ordering: .relaxed) }
+            }
+            runConcurrently(threads: 8) { t in
+                // Each thread walks the list from a different starting point.
+                for i in 0..<count { disposables[(i + t * 250) % count].dispose() }
+            }
+            #expect(runs.load(ordering: .relaxed) == count)
+            let allDisposed = disposables.allSatisfy { $0.isDisposed }
+            #expect(allDisposed)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("SerialDisposable and CompositeDisposable under concurrent use: everything disposed exactly once")
+    func concurrentHolders() {
+        let baseline = LiveResources.count
+        do {
+            let runs = Atomic<Int>(0)
+            let serial = SerialDisposable()
+            let group = CompositeDisposable()
+            let perThread = 1_000
+            runConcurrently(threads: 4) { t in
+                for i in 0..<perThread {
+                    let d = Disposables.create { runs.wrappingAdd(1, ordering: .relaxed) }
+                    if t % 2 == 0 { serial.disposable = d } else { group.insert(d) }
+                    if t == 3 && i == perThread / 2 { group.dispose(); serial.dispose() }
+                }
+            }
+            serial.dispose()
+            group.dispose()
+            #expect(runs.load(ordering: .relaxed) == 4 * perThread)
+        }
+        #expect(LiveResources.count == baseline)
+    }
+}
