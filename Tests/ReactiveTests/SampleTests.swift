@@ -28,12 +28,16 @@ struct SampleTests {
 
     @Test("defaultValue is emitted at a tick with nothing new")
     func defaultValue() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(215, 1)])
-        let sampler = scheduler.createHotObservable([.next(210, ()), .next(220, ()), .next(230, ())])
-        let observer = scheduler.start { source.sample(sampler, defaultValue: 0) }
-        #expect(observer.events == [.next(210, 0), .next(220, 1), .next(230, 0)])
-        #expect(Marbles.render(observer.events, start: 200) == "-010")
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(215, 1)])
+            let sampler = scheduler.createHotObservable([.next(210, ()), .next(220, ()), .next(230, ())])
+            let observer = scheduler.start { source.sample(sampler, defaultValue: 0) }
+            #expect(observer.events == [.next(210, 0), .next(220, 1), .next(230, 0)])
+            #expect(Marbles.render(observer.events, start: 200) == "-010")
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("source completion: the result completes at the next tick, after that tick's sample")
@@ -84,6 +88,19 @@ struct SampleTests {
             let o2 = s2.start { source2.sample(sampler2) }
             #expect(o2.events == [.error(220, TestError(2))])
             #expect(source2.subscriptions == [Subscription(200, 220)])
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("a source that fails during its subscribe: the sampler is never subscribed")
+    func sourceFailsSynchronously() {
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let sampler = scheduler.createHotObservable([.next(210, ())])
+            let observer = scheduler.start { Observable<Int>.error(TestError(3)).sample(sampler) }
+            #expect(observer.events == [.error(200, TestError(3))])
+            #expect(sampler.subscriptions.isEmpty)
         }
         #expect(LiveResources.count == baseline)
     }

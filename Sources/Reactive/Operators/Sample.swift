@@ -19,7 +19,10 @@ extension ObservableType {
         return Observable { observer in
             let sink = SampleSink<Element, Sampler.Element>(downstream: observer, defaultValue: defaultValue)
             sink.sourceSubscription.setDisposable(source.subscribe(AnyObserver { sink.on($0) }))
-            sink.samplerSubscription.setDisposable(sampler.subscribe(AnyObserver { sink.onSampler($0) }))
+            // A source that failed during its own subscribe needs no sampler.
+            if !sink.isDisposed {
+                sink.samplerSubscription.setDisposable(sampler.subscribe(AnyObserver { sink.onSampler($0) }))
+            }
             return sink
         }
     }
