@@ -79,20 +79,28 @@ struct BufferTests {
 
     @Test("count below 1 fails with argumentOutOfRange")
     func badCount() {
-        let scheduler = TestScheduler()
-        let observer = scheduler.start {
-            Observable.of(1).buffer(timeSpan: .milliseconds(10), count: 0, scheduler: scheduler)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let observer = scheduler.start {
+                Observable.of(1).buffer(timeSpan: .milliseconds(10), count: 0, scheduler: scheduler)
+            }
+            #expect(observer.events == [.error(200, RxError.argumentOutOfRange)])
         }
-        #expect(observer.events == [.error(200, RxError.argumentOutOfRange)])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("a synchronous source fills several arrays by count, then flushes")
     func synchronous() {
-        let scheduler = TestScheduler()
-        var arrays: [[Int]] = []
-        _ = Observable.from(1...7).buffer(timeSpan: .seconds(1), count: 3, scheduler: scheduler)
-            .subscribe(onNext: { arrays.append($0) })
-        #expect(arrays == [[1, 2, 3], [4, 5, 6], [7]])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            var arrays: [[Int]] = []
+            _ = Observable.from(1...7).buffer(timeSpan: .seconds(1), count: 3, scheduler: scheduler)
+                .subscribe(onNext: { arrays.append($0) })
+            #expect(arrays == [[1, 2, 3], [4, 5, 6], [7]])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("disposal from inside onNext and re-entrant elements")

@@ -27,14 +27,18 @@ struct CreateTests {
 
     @Test("nothing is delivered after error")
     func nothingAfterError() {
-        var events: [Event<Int>] = []
-        _ = Observable<Int>.create { observer in
-            observer.onError(TestError(2))
-            observer.onNext(1)
-            observer.onCompleted()
-            return Disposables.create()
-        }.subscribe(AnyObserver { events.append($0) })
-        #expect(events == [.error(TestError(2))])
+        let baseline = LiveResources.count
+        do {
+            var events: [Event<Int>] = []
+            _ = Observable<Int>.create { observer in
+                observer.onError(TestError(2))
+                observer.onNext(1)
+                observer.onCompleted()
+                return Disposables.create()
+            }.subscribe(AnyObserver { events.append($0) })
+            #expect(events == [.error(TestError(2))])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("a stop before subscribe returns still disposes the returned disposable, once")

@@ -74,24 +74,32 @@ struct DebounceTests {
 
     @Test("a stale timer (re-armed by a newer element) does nothing")
     func staleTimer() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, 1), .next(229, 2), .next(248, 3)])
-        let observer = scheduler.start(disposed: 300) {
-            source.asObservable().debounce(.milliseconds(20), scheduler: scheduler)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .next(229, 2), .next(248, 3)])
+            let observer = scheduler.start(disposed: 300) {
+                source.asObservable().debounce(.milliseconds(20), scheduler: scheduler)
+            }
+            // The arms for 230 and 249 are superseded; only 268 fires.
+            #expect(observer.events == [.next(268, 3)])
         }
-        // The arms for 230 and 249 are superseded; only 268 fires.
-        #expect(observer.events == [.next(268, 3)])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("an element exactly at the deadline re-arms rather than emitting twice")
     func elementAtDeadline() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2)])
-        let observer = scheduler.start(disposed: 300) {
-            source.asObservable().debounce(.milliseconds(20), scheduler: scheduler)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2)])
+            let observer = scheduler.start(disposed: 300) {
+                source.asObservable().debounce(.milliseconds(20), scheduler: scheduler)
+            }
+            // The hot event at 230 was scheduled before the timer entry for 230, so it runs first.
+            #expect(observer.events == [.next(250, 2)])
         }
-        // The hot event at 230 was scheduled before the timer entry for 230, so it runs first.
-        #expect(observer.events == [.next(250, 2)])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("disposal from inside onNext")
@@ -119,18 +127,22 @@ struct DebounceTests {
 
     @Test("re-entrant emission from inside onNext starts a new window")
     func reentrant() {
-        let scheduler = TestScheduler()
-        let subject = PublishSubject<Int>()
-        var received: [(Int, Int64)] = []
-        let subscription = subject.debounce(.milliseconds(5), scheduler: scheduler).subscribe(onNext: {
-            received.append(($0, scheduler.now / 1_000_000))
-            if $0 == 1 { subject.onNext(2) }
-        })
-        subject.onNext(1)
-        scheduler.advance(by: .milliseconds(20))
-        #expect(received.map(\.0) == [1, 2])
-        #expect(received.map(\.1) == [5, 10])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let subject = PublishSubject<Int>()
+            var received: [(Int, Int64)] = []
+            let subscription = subject.debounce(.milliseconds(5), scheduler: scheduler).subscribe(onNext: {
+                received.append(($0, scheduler.now / 1_000_000))
+                if $0 == 1 { subject.onNext(2) }
+            })
+            subject.onNext(1)
+            scheduler.advance(by: .milliseconds(20))
+            #expect(received.map(\.0) == [1, 2])
+            #expect(received.map(\.1) == [5, 10])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("several threads feeding a subject: every burst settles to its last value")

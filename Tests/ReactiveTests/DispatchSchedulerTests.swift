@@ -34,43 +34,51 @@ struct DispatchSchedulerTests {
 
     @Test("re-arming replaces the deadline; disarm cancels; invalidate stops for good")
     func rearmDisarmInvalidate() {
-        let scheduler = SerialDispatchQueueScheduler(label: "timer-test-2")
-        let fired = SharedList<UInt64>()
-        let timer = scheduler.makeTimer { fired.append($0) }
-        timer.arm(at: scheduler.now + 10_000_000, token: 1)
-        timer.arm(at: scheduler.now + 60_000_000, token: 2)
-        usleep(30_000)
-        #expect(fired.values.isEmpty)     // the 10 ms deadline was replaced
-        let done = DispatchSemaphore(value: 0)
-        scheduler.schedule(after: .milliseconds(80)) { done.signal() }
-        #expect(done.wait(timeout: .now() + 5) == .success)
-        #expect(fired.values == [2])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = SerialDispatchQueueScheduler(label: "timer-test-2")
+            let fired = SharedList<UInt64>()
+            let timer = scheduler.makeTimer { fired.append($0) }
+            timer.arm(at: scheduler.now + 10_000_000, token: 1)
+            timer.arm(at: scheduler.now + 60_000_000, token: 2)
+            usleep(30_000)
+            #expect(fired.values.isEmpty)     // the 10 ms deadline was replaced
+            let done = DispatchSemaphore(value: 0)
+            scheduler.schedule(after: .milliseconds(80)) { done.signal() }
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            #expect(fired.values == [2])
 
-        timer.arm(at: scheduler.now + 10_000_000, token: 3)
-        timer.disarm()
-        usleep(40_000)
-        #expect(fired.values == [2])
+            timer.arm(at: scheduler.now + 10_000_000, token: 3)
+            timer.disarm()
+            usleep(40_000)
+            #expect(fired.values == [2])
 
-        timer.arm(at: scheduler.now + 10_000_000, token: 4)
-        timer.invalidate()
-        timer.arm(at: scheduler.now + 10_000_000, token: 5)
-        usleep(40_000)
-        #expect(fired.values == [2])
+            timer.arm(at: scheduler.now + 10_000_000, token: 4)
+            timer.invalidate()
+            timer.arm(at: scheduler.now + 10_000_000, token: 5)
+            usleep(40_000)
+            #expect(fired.values == [2])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("schedule(after:) runs after the delay; disposing first cancels it")
     func scheduleAfter() {
-        let scheduler = SerialDispatchQueueScheduler(label: "timer-test-3")
-        let ran = SharedList<Int64>()
-        let start = monotonicNow()
-        let done = DispatchSemaphore(value: 0)
-        scheduler.schedule(after: .milliseconds(20)) { ran.append(monotonicNow()); done.signal() }
-        let cancelled = scheduler.schedule(after: .milliseconds(10)) { ran.append(-1) }
-        cancelled.dispose()
-        #expect(done.wait(timeout: .now() + 5) == .success)
-        usleep(20_000)
-        #expect(ran.values.count == 1)
-        #expect((ran.values.first ?? 0) - start >= 20_000_000)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = SerialDispatchQueueScheduler(label: "timer-test-3")
+            let ran = SharedList<Int64>()
+            let start = monotonicNow()
+            let done = DispatchSemaphore(value: 0)
+            scheduler.schedule(after: .milliseconds(20)) { ran.append(monotonicNow()); done.signal() }
+            let cancelled = scheduler.schedule(after: .milliseconds(10)) { ran.append(-1) }
+            cancelled.dispose()
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            usleep(20_000)
+            #expect(ran.values.count == 1)
+            #expect((ran.values.first ?? 0) - start >= 20_000_000)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("interval on a serial queue delivers in order at roughly the period")

@@ -23,26 +23,34 @@ struct DistinctUntilChangedTests {
 
     @Test("each subscription starts fresh")
     func freshPerSubscription() {
-        let values = Observable.of(1, 1, 2).distinctUntilChanged()
-        var first: [Int] = []
-        var second: [Int] = []
-        _ = values.subscribe(onNext: { first.append($0) })
-        _ = values.subscribe(onNext: { second.append($0) })
-        #expect(first == [1, 2])
-        #expect(second == [1, 2])
+        let baseline = LiveResources.count
+        do {
+            let values = Observable.of(1, 1, 2).distinctUntilChanged()
+            var first: [Int] = []
+            var second: [Int] = []
+            _ = values.subscribe(onNext: { first.append($0) })
+            _ = values.subscribe(onNext: { second.append($0) })
+            #expect(first == [1, 2])
+            #expect(second == [1, 2])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("key selector form compares keys")
     func keySelector() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([
-            .next(210, "apple"), .next(220, "avocado"), .next(230, "banana"), .next(240, "blueberry"),
-            .next(250, "apricot"), .completed(260),
-        ])
-        let observer = scheduler.start { source.asObservable().distinctUntilChanged { $0.first! } }
-        #expect(observer.events == [.next(210, "apple"), .next(230, "banana"), .next(250, "apricot"),
-                                    .completed(260)])
-        #expect(Marbles.render(observer.events, start: 200) { String($0.first!) } == "-a-b-a|")
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([
+                .next(210, "apple"), .next(220, "avocado"), .next(230, "banana"), .next(240, "blueberry"),
+                .next(250, "apricot"), .completed(260),
+            ])
+            let observer = scheduler.start { source.asObservable().distinctUntilChanged { $0.first! } }
+            #expect(observer.events == [.next(210, "apple"), .next(230, "banana"), .next(250, "apricot"),
+                                        .completed(260)])
+            #expect(Marbles.render(observer.events, start: 200) { String($0.first!) } == "-a-b-a|")
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("comparer form: hysteresis abs(a-b) <= 2 compares against the last passed-on value")
@@ -70,25 +78,33 @@ struct DistinctUntilChangedTests {
 
     @Test("key + comparer form")
     func keyAndComparer() {
-        struct Reading { let code: Int; let value: Int }
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([
-            .next(210, Reading(code: 0, value: 100)), .next(220, Reading(code: 0, value: 104)),
-            .next(230, Reading(code: 0, value: 106)), .completed(240),
-        ])
-        let observer = scheduler.start {
-            source.asObservable().distinctUntilChanged({ $0.value }, comparer: { abs($0 - $1) <= 5 })
+        let baseline = LiveResources.count
+        do {
+            struct Reading { let code: Int; let value: Int }
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([
+                .next(210, Reading(code: 0, value: 100)), .next(220, Reading(code: 0, value: 104)),
+                .next(230, Reading(code: 0, value: 106)), .completed(240),
+            ])
+            let observer = scheduler.start {
+                source.asObservable().distinctUntilChanged({ $0.value }, comparer: { abs($0 - $1) <= 5 })
+            }
+            #expect(observer.events.map(\.time) == [210, 230, 240])
+            #expect(observer.elements.map(\.value) == [100, 106])
         }
-        #expect(observer.events.map(\.time) == [210, 230, 240])
-        #expect(observer.elements.map(\.value) == [100, 106])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("an error is passed through")
     func error() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, 1), .next(220, 1), .error(230, TestError(7))])
-        let observer = scheduler.start { source.asObservable().distinctUntilChanged() }
-        #expect(observer.events == [.next(210, 1), .error(230, TestError(7))])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .next(220, 1), .error(230, TestError(7))])
+            let observer = scheduler.start { source.asObservable().distinctUntilChanged() }
+            #expect(observer.events == [.next(210, 1), .error(230, TestError(7))])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("disposal stops delivery")
@@ -106,14 +122,18 @@ struct DistinctUntilChangedTests {
 
     @Test("re-entrant emission of an equal value from inside onNext is dropped")
     func reentrant() {
-        let subject = PublishSubject<Int>()
-        var received: [Int] = []
-        let subscription = subject.distinctUntilChanged().subscribe(onNext: { value in
-            received.append(value)
-            if value == 1 { subject.onNext(1); subject.onNext(2) }
-        })
-        subject.onNext(1)
-        #expect(received == [1, 2])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let subject = PublishSubject<Int>()
+            var received: [Int] = []
+            let subscription = subject.distinctUntilChanged().subscribe(onNext: { value in
+                received.append(value)
+                if value == 1 { subject.onNext(1); subject.onNext(2) }
+            })
+            subject.onNext(1)
+            #expect(received == [1, 2])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

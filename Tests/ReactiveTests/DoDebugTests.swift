@@ -58,11 +58,15 @@ struct DoDebugTests {
 
     @Test("do: onSubscribed runs after synchronous events")
     func doSynchronous() {
-        var log: [String] = []
-        _ = Observable.of(1).do(onNext: { log.append("next \($0)") }, onCompleted: { log.append("completed") },
-                                onSubscribe: { log.append("subscribe") }, onSubscribed: { log.append("subscribed") })
-            .subscribe()
-        #expect(log == ["subscribe", "next 1", "completed", "subscribed"])
+        let baseline = LiveResources.count
+        do {
+            var log: [String] = []
+            _ = Observable.of(1).do(onNext: { log.append("next \($0)") }, onCompleted: { log.append("completed") },
+                                    onSubscribe: { log.append("subscribe") }, onSubscribed: { log.append("subscribed") })
+                .subscribe()
+            #expect(log == ["subscribe", "next 1", "completed", "subscribed"])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("debug: logs subscription, events with virtual time stamps, and disposal")
@@ -91,39 +95,47 @@ struct DoDebugTests {
 
     @Test("debug: trimOutput shortens long events; the default identifier names the call site")
     func debugTrim() {
-        let lines = SharedList<String>()
-        let previous = DebugOutput.sink
-        DebugOutput.sink = { lines.append($0) }
-        defer { DebugOutput.sink = previous }
-        let long = String(repeating: "a", count: 30) + String(repeating: "z", count: 30)
-        let scheduler = TestScheduler()
-        _ = Observable.just(long).debug("t", trimOutput: true, scheduler: scheduler).subscribe()
-        _ = Observable.just(long).debug("u", scheduler: scheduler).subscribe()
-        _ = Observable.just(1).debug(scheduler: scheduler).subscribe()
-        let values = lines.values
-        // "next(" + 30 a's + 30 z's + ")" is 66 characters: first 20 and last 20 are kept.
-        #expect(values[1] == "0.000 t -> Event next(" + String(repeating: "a", count: 15) + "..."
-                + String(repeating: "z", count: 19) + ")")
-        #expect(values[5] == "0.000 u -> Event next(\(long))")
-        #expect(values[8].hasPrefix("0.000 ReactiveTests/DoDebugTests.swift:"))
-        #expect(values[8].hasSuffix("-> subscribed"))
+        let baseline = LiveResources.count
+        do {
+            let lines = SharedList<String>()
+            let previous = DebugOutput.sink
+            DebugOutput.sink = { lines.append($0) }
+            defer { DebugOutput.sink = previous }
+            let long = String(repeating: "a", count: 30) + String(repeating: "z", count: 30)
+            let scheduler = TestScheduler()
+            _ = Observable.just(long).debug("t", trimOutput: true, scheduler: scheduler).subscribe()
+            _ = Observable.just(long).debug("u", scheduler: scheduler).subscribe()
+            _ = Observable.just(1).debug(scheduler: scheduler).subscribe()
+            let values = lines.values
+            // "next(" + 30 a's + 30 z's + ")" is 66 characters: first 20 and last 20 are kept.
+            #expect(values[1] == "0.000 t -> Event next(" + String(repeating: "a", count: 15) + "..."
+                    + String(repeating: "z", count: 19) + ")")
+            #expect(values[5] == "0.000 u -> Event next(\(long))")
+            #expect(values[8].hasPrefix("0.000 ReactiveTests/DoDebugTests.swift:"))
+            #expect(values[8].hasSuffix("-> subscribed"))
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("debug without a scheduler stamps the monotonic clock and writes through the sink")
     func debugMonotonic() {
-        let lines = SharedList<String>()
-        let previous = DebugOutput.sink
-        DebugOutput.sink = { lines.append($0) }
-        defer { DebugOutput.sink = previous }
-        let before = monotonicNow() / 1_000_000
-        _ = Observable.just(1).debug("m").subscribe()
-        let after = monotonicNow() / 1_000_000
-        let first = lines.values.first ?? ""
-        let stamp = first.split(separator: " ").first.map(String.init) ?? ""
-        let parts = stamp.split(separator: ".")
-        let ms = (Int64(parts.first ?? "") ?? -1) * 1000 + (Int64(parts.last ?? "") ?? -1)
-        #expect(parts.count == 2 && parts[1].count == 3)
-        #expect(ms >= before && ms <= after)
-        #expect(lines.values.count == 4)
+        let baseline = LiveResources.count
+        do {
+            let lines = SharedList<String>()
+            let previous = DebugOutput.sink
+            DebugOutput.sink = { lines.append($0) }
+            defer { DebugOutput.sink = previous }
+            let before = monotonicNow() / 1_000_000
+            _ = Observable.just(1).debug("m").subscribe()
+            let after = monotonicNow() / 1_000_000
+            let first = lines.values.first ?? ""
+            let stamp = first.split(separator: " ").first.map(String.init) ?? ""
+            let parts = stamp.split(separator: ".")
+            let ms = (Int64(parts.first ?? "") ?? -1) * 1000 + (Int64(parts.last ?? "") ?? -1)
+            #expect(parts.count == 2 && parts[1].count == 3)
+            #expect(ms >= before && ms <= after)
+            #expect(lines.values.count == 4)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

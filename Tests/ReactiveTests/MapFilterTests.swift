@@ -82,10 +82,14 @@ struct MapFilterTests {
 
     @Test("filter passes an error even when nothing matched")
     func filterError() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, 2), .error(220, TestError(1))])
-        let observer = scheduler.start { source.asObservable().filter { $0 > 100 } }
-        #expect(observer.events == [.error(220, TestError(1))])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 2), .error(220, TestError(1))])
+            let observer = scheduler.start { source.asObservable().filter { $0 > 100 } }
+            #expect(observer.events == [.error(220, TestError(1))])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("compactMap passes the non-nil results")
@@ -106,10 +110,14 @@ struct MapFilterTests {
 
     @Test("compactMap passes an error")
     func compactMapError() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, "a"), .error(220, TestError(2))])
-        let observer = scheduler.start { source.asObservable().compactMap { Int($0) } }
-        #expect(observer.events == [.error(220, TestError(2))])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, "a"), .error(220, TestError(2))])
+            let observer = scheduler.start { source.asObservable().compactMap { Int($0) } }
+            #expect(observer.events == [.error(220, TestError(2))])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("disposal from inside onNext stops the chain at once")
@@ -135,15 +143,19 @@ struct MapFilterTests {
 
     @Test("re-entrant emission from inside onNext is delivered after the current element")
     func reentrant() {
-        let subject = PublishSubject<Int>()
-        var received: [Int] = []
-        let subscription = subject.map { $0 + 100 }.subscribe(onNext: { value in
-            received.append(value)
-            if value == 101 { subject.onNext(2) }
-            received.append(-value)
-        })
-        subject.onNext(1)
-        #expect(received == [101, -101, 102, -102])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let subject = PublishSubject<Int>()
+            var received: [Int] = []
+            let subscription = subject.map { $0 + 100 }.subscribe(onNext: { value in
+                received.append(value)
+                if value == 101 { subject.onNext(2) }
+                received.append(-value)
+            })
+            subject.onNext(1)
+            #expect(received == [101, -101, 102, -102])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

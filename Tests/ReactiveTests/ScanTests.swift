@@ -23,24 +23,32 @@ struct ScanTests {
 
     @Test("scan(into:) mutates in place and emits a copy")
     func into() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, "a"), .next(220, "b"), .completed(230)])
-        let observer = scheduler.start {
-            source.asObservable().scan(into: [String]()) { $0.append($1) }
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, "a"), .next(220, "b"), .completed(230)])
+            let observer = scheduler.start {
+                source.asObservable().scan(into: [String]()) { $0.append($1) }
+            }
+            #expect(observer.events == [.next(210, ["a"]), .next(220, ["a", "b"]), .completed(230)])
+            #expect(Marbles.render(observer.events, start: 200) { "\($0.count)" } == "-12|")
         }
-        #expect(observer.events == [.next(210, ["a"]), .next(220, ["a", "b"]), .completed(230)])
-        #expect(Marbles.render(observer.events, start: 200) { "\($0.count)" } == "-12|")
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("each subscription starts from the seed")
     func perSubscription() {
-        let sums = Observable.of(1, 2, 3).scan(10) { $0 + $1 }
-        var a: [Int] = []
-        var b: [Int] = []
-        _ = sums.subscribe(onNext: { a.append($0) })
-        _ = sums.subscribe(onNext: { b.append($0) })
-        #expect(a == [11, 13, 16])
-        #expect(b == [11, 13, 16])
+        let baseline = LiveResources.count
+        do {
+            let sums = Observable.of(1, 2, 3).scan(10) { $0 + $1 }
+            var a: [Int] = []
+            var b: [Int] = []
+            _ = sums.subscribe(onNext: { a.append($0) })
+            _ = sums.subscribe(onNext: { b.append($0) })
+            #expect(a == [11, 13, 16])
+            #expect(b == [11, 13, 16])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("an error is passed through")
@@ -72,15 +80,19 @@ struct ScanTests {
 
     @Test("re-entrant emission from inside onNext accumulates after the current element")
     func reentrant() {
-        let subject = PublishSubject<Int>()
-        var received: [Int] = []
-        let subscription = subject.scan(0, accumulator: +).subscribe(onNext: { total in
-            received.append(total)
-            if total == 1 { subject.onNext(10) }
-        })
-        subject.onNext(1)
-        subject.onNext(100)
-        #expect(received == [1, 11, 111])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let subject = PublishSubject<Int>()
+            var received: [Int] = []
+            let subscription = subject.scan(0, accumulator: +).subscribe(onNext: { total in
+                received.append(total)
+                if total == 1 { subject.onNext(10) }
+            })
+            subject.onNext(1)
+            subject.onNext(100)
+            #expect(received == [1, 11, 111])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

@@ -19,15 +19,19 @@ struct SourcesTests {
 
     @Test("from and of: the elements in order, then completion")
     func fromAndOf() {
-        let scheduler = TestScheduler()
-        let a = scheduler.start { Observable.from([1, 2, 3]) }
-        #expect(a.events == [.next(200, 1), .next(200, 2), .next(200, 3), .completed(200)])
-        #expect(Marbles.render(a.events, start: 200) == "(123|)")
-        let b = TestScheduler().start { Observable.of(4, 5) }
-        #expect(b.elements == [4, 5])
-        #expect(b.events.last?.value == .completed)
-        let c = TestScheduler().start { Observable.from(Array<Int>()) }
-        #expect(c.events == [.completed(200)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let a = scheduler.start { Observable.from([1, 2, 3]) }
+            #expect(a.events == [.next(200, 1), .next(200, 2), .next(200, 3), .completed(200)])
+            #expect(Marbles.render(a.events, start: 200) == "(123|)")
+            let b = TestScheduler().start { Observable.of(4, 5) }
+            #expect(b.elements == [4, 5])
+            #expect(b.events.last?.value == .completed)
+            let c = TestScheduler().start { Observable.from(Array<Int>()) }
+            #expect(c.events == [.completed(200)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("empty, never, error")
@@ -45,20 +49,24 @@ struct SourcesTests {
 
     @Test("deferred calls the factory per subscription; a thrown error becomes the sequence's error")
     func deferred() {
-        var calls = 0
-        let source = Observable<Int>.deferred {
-            calls += 1
-            return .just(calls)
-        }
-        var values: [Int] = []
-        _ = source.subscribe(onNext: { values.append($0) })
-        _ = source.subscribe(onNext: { values.append($0) })
-        #expect(values == [1, 2])
-        #expect(calls == 2)
+        let baseline = LiveResources.count
+        do {
+            var calls = 0
+            let source = Observable<Int>.deferred {
+                calls += 1
+                return .just(calls)
+            }
+            var values: [Int] = []
+            _ = source.subscribe(onNext: { values.append($0) })
+            _ = source.subscribe(onNext: { values.append($0) })
+            #expect(values == [1, 2])
+            #expect(calls == 2)
 
-        var failure: (any Error)?
-        _ = Observable<Int>.deferred { throw TestError(9) }.subscribe(onError: { failure = $0 })
-        #expect(failure as? TestError == TestError(9))
+            var failure: (any Error)?
+            _ = Observable<Int>.deferred { throw TestError(9) }.subscribe(onError: { failure = $0 })
+            #expect(failure as? TestError == TestError(9))
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("timer without period: 0 after the due time, then completion")

@@ -21,18 +21,26 @@ struct StartWithTests {
 
     @Test("the prefix comes before a synchronous source; chained startWith prepends")
     func chained() {
-        var values: [Int] = []
-        _ = Observable.of(3, 4).startWith(2).startWith(0, 1).subscribe(onNext: { values.append($0) })
-        #expect(values == [0, 1, 2, 3, 4])
+        let baseline = LiveResources.count
+        do {
+            var values: [Int] = []
+            _ = Observable.of(3, 4).startWith(2).startWith(0, 1).subscribe(onNext: { values.append($0) })
+            #expect(values == [0, 1, 2, 3, 4])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("an error from the source follows the prefix")
     func error() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.error(210, TestError(2))] as [Recorded<Event<Int>>])
-        let observer = scheduler.start { source.asObservable().startWith(9) }
-        #expect(observer.events == [.next(200, 9), .error(210, TestError(2))])
-        #expect(source.subscriptions == [Subscription(200, 210)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.error(210, TestError(2))] as [Recorded<Event<Int>>])
+            let observer = scheduler.start { source.asObservable().startWith(9) }
+            #expect(observer.events == [.next(200, 9), .error(210, TestError(2))])
+            #expect(source.subscriptions == [Subscription(200, 210)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("disposal stops the source")

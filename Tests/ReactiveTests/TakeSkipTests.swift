@@ -38,26 +38,34 @@ struct TakeSkipTests {
 
     @Test("take with a negative count fails with argumentOutOfRange")
     func takeNegative() {
-        let observer = TestScheduler().start { Observable.of(1).take(-1) }
-        #expect(observer.events == [.error(200, RxError.argumentOutOfRange)])
+        let baseline = LiveResources.count
+        do {
+            let observer = TestScheduler().start { Observable.of(1).take(-1) }
+            #expect(observer.events == [.error(200, RxError.argumentOutOfRange)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("take: the source completing first is passed on; an error is passed on")
     func takeEarlyStop() {
-        let scheduler = TestScheduler()
-        let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
-        let b = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(1))])
-        let oa = scheduler.createObserver(Int.self)
-        let ob = scheduler.createObserver(Int.self)
-        scheduler.scheduleAt(200) {
-            _ = a.take(5).subscribe(oa)
-            _ = b.take(5).subscribe(ob)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
+            let b = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(1))])
+            let oa = scheduler.createObserver(Int.self)
+            let ob = scheduler.createObserver(Int.self)
+            scheduler.scheduleAt(200) {
+                _ = a.take(5).subscribe(oa)
+                _ = b.take(5).subscribe(ob)
+            }
+            scheduler.start()
+            #expect(oa.events == [.next(210, 1), .completed(220)])
+            #expect(ob.events == [.next(210, 1), .error(230, TestError(1))])
+            #expect(a.subscriptions == [Subscription(200, 220)])
+            #expect(b.subscriptions == [Subscription(200, 230)])
         }
-        scheduler.start()
-        #expect(oa.events == [.next(210, 1), .completed(220)])
-        #expect(ob.events == [.next(210, 1), .error(230, TestError(1))])
-        #expect(a.subscriptions == [Subscription(200, 220)])
-        #expect(b.subscriptions == [Subscription(200, 230)])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("take stops a synchronous source's extra elements")
@@ -92,15 +100,19 @@ struct TakeSkipTests {
 
     @Test("take: re-entrant emission from inside onNext counts and completes in order")
     func takeReentrant() {
-        let subject = PublishSubject<Int>()
-        var events: [Event<Int>] = []
-        let subscription = subject.take(2).subscribe(AnyObserver { event in
-            events.append(event)
-            if case .next(1) = event { subject.onNext(2); subject.onNext(3) }
-        })
-        subject.onNext(1)
-        #expect(events == [.next(1), .next(2), .completed])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let subject = PublishSubject<Int>()
+            var events: [Event<Int>] = []
+            let subscription = subject.take(2).subscribe(AnyObserver { event in
+                events.append(event)
+                if case .next(1) = event { subject.onNext(2); subject.onNext(3) }
+            })
+            subject.onNext(1)
+            #expect(events == [.next(1), .next(2), .completed])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("take(for:) passes elements for the duration, then completes and disposes the source")
@@ -163,30 +175,38 @@ struct TakeSkipTests {
 
     @Test("skip: completion and error while still skipping; skip(0); negative count")
     func skipEdges() {
-        let scheduler = TestScheduler()
-        let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
-        let oa = scheduler.start { a.asObservable().skip(5) }
-        #expect(oa.events == [.completed(220)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
+            let oa = scheduler.start { a.asObservable().skip(5) }
+            #expect(oa.events == [.completed(220)])
 
-        let b = TestScheduler().start { Observable<Int>.error(TestError(1)).skip(5) }
-        #expect(b.events == [.error(200, TestError(1))])
+            let b = TestScheduler().start { Observable<Int>.error(TestError(1)).skip(5) }
+            #expect(b.events == [.error(200, TestError(1))])
 
-        var values: [Int] = []
-        _ = Observable.of(1, 2).skip(0).subscribe(onNext: { values.append($0) })
-        #expect(values == [1, 2])
+            var values: [Int] = []
+            _ = Observable.of(1, 2).skip(0).subscribe(onNext: { values.append($0) })
+            #expect(values == [1, 2])
 
-        let c = TestScheduler().start { Observable.of(1).skip(-1) }
-        #expect(c.events == [.error(200, RxError.argumentOutOfRange)])
+            let c = TestScheduler().start { Observable.of(1).skip(-1) }
+            #expect(c.events == [.error(200, RxError.argumentOutOfRange)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("skip: each subscription counts from zero")
     func skipPerSubscription() {
-        let s = Observable.of(1, 2, 3).skip(1)
-        var a: [Int] = []
-        var b: [Int] = []
-        _ = s.subscribe(onNext: { a.append($0) })
-        _ = s.subscribe(onNext: { b.append($0) })
-        #expect(a == [2, 3])
-        #expect(b == [2, 3])
+        let baseline = LiveResources.count
+        do {
+            let s = Observable.of(1, 2, 3).skip(1)
+            var a: [Int] = []
+            var b: [Int] = []
+            _ = s.subscribe(onNext: { a.append($0) })
+            _ = s.subscribe(onNext: { b.append($0) })
+            #expect(a == [2, 3])
+            #expect(b == [2, 3])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

@@ -56,13 +56,17 @@ struct TakeUntilTests {
 
     @Test("the source's completion and error are passed on and other is released")
     func sourceStops() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(1))])
-        let other = scheduler.createHotObservable([.next(300, 0)])
-        let observer = scheduler.start { source.takeUntil(other) }
-        #expect(observer.events == [.next(210, 1), .error(230, TestError(1))])
-        #expect(other.subscriptions == [Subscription(200, 230)])
-        #expect(source.subscriptions == [Subscription(200, 230)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(1))])
+            let other = scheduler.createHotObservable([.next(300, 0)])
+            let observer = scheduler.start { source.takeUntil(other) }
+            #expect(observer.events == [.next(210, 1), .error(230, TestError(1))])
+            #expect(other.subscriptions == [Subscription(200, 230)])
+            #expect(source.subscriptions == [Subscription(200, 230)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("other emitting during subscribe: the result completes at once and the source is never subscribed")

@@ -21,11 +21,15 @@ struct TimeoutTests {
 
     @Test("the first period starts at subscription")
     func firstPeriod() {
-        let scheduler = TestScheduler()
-        let source = scheduler.createHotObservable([.next(240, 1)])
-        let observer = scheduler.start { source.timeout(.milliseconds(30), scheduler: scheduler) }
-        #expect(observer.events == [.error(230, RxError.timeout)])
-        #expect(source.subscriptions == [Subscription(200, 230)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([.next(240, 1)])
+            let observer = scheduler.start { source.timeout(.milliseconds(30), scheduler: scheduler) }
+            #expect(observer.events == [.error(230, RxError.timeout)])
+            #expect(source.subscriptions == [Subscription(200, 230)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("completion and error within the period are passed on; the timer is released")
@@ -48,12 +52,16 @@ struct TimeoutTests {
 
     @Test("an element at exactly the deadline that runs before the tick restarts the period")
     func elementAtDeadline() {
-        let scheduler = TestScheduler()
-        // The hot events are scheduled when the observable is created (before the subscription
-        // arms the timer), so at 230 the source's element runs first and restarts the period.
-        let source = scheduler.createHotObservable([.next(230, 1)])
-        let observer = scheduler.start { source.timeout(.milliseconds(30), scheduler: scheduler) }
-        #expect(observer.events == [.next(230, 1), .error(260, RxError.timeout)])
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            // The hot events are scheduled when the observable is created (before the subscription
+            // arms the timer), so at 230 the source's element runs first and restarts the period.
+            let source = scheduler.createHotObservable([.next(230, 1)])
+            let observer = scheduler.start { source.timeout(.milliseconds(30), scheduler: scheduler) }
+            #expect(observer.events == [.next(230, 1), .error(260, RxError.timeout)])
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("timeout with other: switches to other and stops timing")
@@ -126,33 +134,41 @@ struct TimeoutTests {
 
     @Test("re-entrant emission from inside onNext is delivered after the current element")
     func reentrant() {
-        let scheduler = TestScheduler()
-        let subject = PublishSubject<Int>()
-        var events: [Event<Int>] = []
-        let subscription = subject.timeout(.milliseconds(10), scheduler: scheduler).subscribe(AnyObserver { event in
-            events.append(event)
-            if case .next(1) = event { subject.onNext(2) }
-        })
-        subject.onNext(1)
-        #expect(events == [.next(1), .next(2)])
-        scheduler.advance(by: .milliseconds(9))
-        #expect(events.count == 2)
-        scheduler.advance(by: .milliseconds(1))
-        #expect(events == [.next(1), .next(2), .error(RxError.timeout)])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let subject = PublishSubject<Int>()
+            var events: [Event<Int>] = []
+            let subscription = subject.timeout(.milliseconds(10), scheduler: scheduler).subscribe(AnyObserver { event in
+                events.append(event)
+                if case .next(1) = event { subject.onNext(2) }
+            })
+            subject.onNext(1)
+            #expect(events == [.next(1), .next(2)])
+            scheduler.advance(by: .milliseconds(9))
+            #expect(events.count == 2)
+            scheduler.advance(by: .milliseconds(1))
+            #expect(events == [.next(1), .next(2), .error(RxError.timeout)])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("an element from a scheduled action restarts the period")
     func restartFromScheduledAction() {
-        let scheduler = TestScheduler()
-        let subject = PublishSubject<Int>()
-        var events: [Recorded<Event<Int>>] = []
-        let subscription = subject.timeout(.milliseconds(10), scheduler: scheduler).subscribe(AnyObserver { event in
-            events.append(Recorded(time: scheduler.clockTicks, value: event))
-        })
-        scheduler.scheduleAt(8) { subject.onNext(2) }
-        scheduler.start()
-        #expect(events == [.next(8, 2), .error(18, RxError.timeout)])
-        subscription.dispose()
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            let subject = PublishSubject<Int>()
+            var events: [Recorded<Event<Int>>] = []
+            let subscription = subject.timeout(.milliseconds(10), scheduler: scheduler).subscribe(AnyObserver { event in
+                events.append(Recorded(time: scheduler.clockTicks, value: event))
+            })
+            scheduler.scheduleAt(8) { subject.onNext(2) }
+            scheduler.start()
+            #expect(events == [.next(8, 2), .error(18, RxError.timeout)])
+            subscription.dispose()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }

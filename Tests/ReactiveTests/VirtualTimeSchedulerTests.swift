@@ -7,60 +7,76 @@ import Testing
 struct VirtualTimeSchedulerTests {
     @Test("work runs by due time, then by order of scheduling")
     func ordering() {
-        let scheduler = VirtualTimeScheduler()
-        var log: [String] = []
-        scheduler.schedule(after: .nanoseconds(20)) { log.append("b20") }
-        scheduler.schedule(after: .nanoseconds(10)) { log.append("a10") }
-        scheduler.schedule(after: .nanoseconds(20)) { log.append("c20") }
-        scheduler.schedule { log.append("now1") }
-        scheduler.schedule { log.append("now2") }
-        scheduler.scheduleAbsolute(10) { log.append("d10") }
-        scheduler.run()
-        #expect(log == ["now1", "now2", "a10", "d10", "b20", "c20"])
-        #expect(scheduler.now == 20)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler()
+            var log: [String] = []
+            scheduler.schedule(after: .nanoseconds(20)) { log.append("b20") }
+            scheduler.schedule(after: .nanoseconds(10)) { log.append("a10") }
+            scheduler.schedule(after: .nanoseconds(20)) { log.append("c20") }
+            scheduler.schedule { log.append("now1") }
+            scheduler.schedule { log.append("now2") }
+            scheduler.scheduleAbsolute(10) { log.append("d10") }
+            scheduler.run()
+            #expect(log == ["now1", "now2", "a10", "d10", "b20", "c20"])
+            #expect(scheduler.now == 20)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("work scheduled while running for the current time runs after work already due")
     func scheduleWhileRunning() {
-        let scheduler = VirtualTimeScheduler()
-        var log: [String] = []
-        scheduler.scheduleAbsolute(5) {
-            log.append("first")
-            scheduler.schedule { log.append("nested") }
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler()
+            var log: [String] = []
+            scheduler.scheduleAbsolute(5) {
+                log.append("first")
+                scheduler.schedule { log.append("nested") }
+            }
+            scheduler.scheduleAbsolute(5) { log.append("second") }
+            scheduler.run()
+            #expect(log == ["first", "second", "nested"])
         }
-        scheduler.scheduleAbsolute(5) { log.append("second") }
-        scheduler.run()
-        #expect(log == ["first", "second", "nested"])
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("advance(to:) runs everything due up to and including the time, then sets the clock")
     func advanceTo() {
-        let scheduler = VirtualTimeScheduler(initialClock: 100)
-        var log: [Int64] = []
-        for t in [110, 120, 130] as [Int64] { scheduler.scheduleAbsolute(t) { log.append(scheduler.now) } }
-        scheduler.advance(to: 120)
-        #expect(log == [110, 120])
-        #expect(scheduler.now == 120)
-        scheduler.advance(to: 125)
-        #expect(scheduler.now == 125)
-        #expect(scheduler.hasPendingWork)
-        scheduler.advance(by: .nanoseconds(5))
-        #expect(log == [110, 120, 130])
-        #expect(!scheduler.hasPendingWork)
-        // A time in the past does not move the clock back.
-        scheduler.scheduleAbsolute(50) { log.append(scheduler.now) }
-        scheduler.advance(to: 130)
-        #expect(log.last == 130)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler(initialClock: 100)
+            var log: [Int64] = []
+            for t in [110, 120, 130] as [Int64] { scheduler.scheduleAbsolute(t) { log.append(scheduler.now) } }
+            scheduler.advance(to: 120)
+            #expect(log == [110, 120])
+            #expect(scheduler.now == 120)
+            scheduler.advance(to: 125)
+            #expect(scheduler.now == 125)
+            #expect(scheduler.hasPendingWork)
+            scheduler.advance(by: .nanoseconds(5))
+            #expect(log == [110, 120, 130])
+            #expect(!scheduler.hasPendingWork)
+            // A time in the past does not move the clock back.
+            scheduler.scheduleAbsolute(50) { log.append(scheduler.now) }
+            scheduler.advance(to: 130)
+            #expect(log.last == 130)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("a disposed action does not run")
     func disposedAction() {
-        let scheduler = VirtualTimeScheduler()
-        var ran = false
-        let d = scheduler.schedule(after: .nanoseconds(10)) { ran = true }
-        d.dispose()
-        scheduler.run()
-        #expect(!ran)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler()
+            var ran = false
+            let d = scheduler.schedule(after: .nanoseconds(10)) { ran = true }
+            d.dispose()
+            scheduler.run()
+            #expect(!ran)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("timer: arm fires once with the arm's token; re-arm replaces; disarm cancels")
@@ -121,40 +137,52 @@ struct VirtualTimeSchedulerTests {
 
     @Test("a reused slot does not fire for the previous timer's stale entries")
     func slotReuse() {
-        let scheduler = VirtualTimeScheduler()
-        var log: [String] = []
-        let first = scheduler.makeTimer { _ in log.append("first") }
-        first.arm(at: 10, token: 1)
-        first.invalidate()
-        let second = scheduler.makeTimer { _ in log.append("second") }   // same slot
-        second.arm(at: 20, token: 1)
-        scheduler.run()
-        #expect(log == ["second"])
-        second.invalidate()
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler()
+            var log: [String] = []
+            let first = scheduler.makeTimer { _ in log.append("first") }
+            first.arm(at: 10, token: 1)
+            first.invalidate()
+            let second = scheduler.makeTimer { _ in log.append("second") }   // same slot
+            second.arm(at: 20, token: 1)
+            scheduler.run()
+            #expect(log == ["second"])
+            second.invalidate()
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("a timer re-armed from its own handler fires again")
     func rearmFromHandler() {
-        let scheduler = VirtualTimeScheduler()
-        var times: [Int64] = []
-        var timer: SchedulerTimer?
-        timer = scheduler.makeTimer { token in
-            times.append(scheduler.now)
-            if token < 3 { timer?.arm(at: scheduler.now + 10, token: token + 1) }
+        let baseline = LiveResources.count
+        do {
+            let scheduler = VirtualTimeScheduler()
+            var times: [Int64] = []
+            var timer: SchedulerTimer?
+            timer = scheduler.makeTimer { token in
+                times.append(scheduler.now)
+                if token < 3 { timer?.arm(at: scheduler.now + 10, token: token + 1) }
+            }
+            timer?.arm(at: 10, token: 1)
+            scheduler.run()
+            #expect(times == [10, 20, 30])
+            timer?.invalidate()
         }
-        timer?.arm(at: 10, token: 1)
-        scheduler.run()
-        #expect(times == [10, 20, 30])
-        timer?.invalidate()
+        MarbleRun.expectBaseline(baseline)
     }
 
     @Test("TestScheduler ticks are milliseconds")
     func ticks() {
-        let scheduler = TestScheduler()
-        var at: Int64 = 0
-        scheduler.scheduleAt(5) { at = scheduler.now }
-        scheduler.start()
-        #expect(at == 5_000_000)
-        #expect(scheduler.clockTicks == 5)
+        let baseline = LiveResources.count
+        do {
+            let scheduler = TestScheduler()
+            var at: Int64 = 0
+            scheduler.scheduleAt(5) { at = scheduler.now }
+            scheduler.start()
+            #expect(at == 5_000_000)
+            #expect(scheduler.clockTicks == 5)
+        }
+        MarbleRun.expectBaseline(baseline)
     }
 }
