@@ -75,6 +75,7 @@ struct InputService: Service {
     let logger: Logger
 
     func run() async throws {
+        let baseline = LiveResources.count
         let subscription = hub.start(changes: source.changes, frames: source.frames)
         // The source enumerates inside its subscription, on the input scheduler: a job
         // scheduled after it runs once the present devices are known.
@@ -90,7 +91,8 @@ struct InputService: Service {
             finished.open()
         }
         await finished.wait()
-        logger.info("input stopped: all device sessions disposed, live resources \(LiveResources.count)")
+        logger.info("input stopped: all device sessions disposed",
+                    metadata: ["live_resources": "\(LiveResources.count)", "before_start": "\(baseline)"])
         withExtendedLifetime(source.retain) {}
     }
 }
@@ -140,7 +142,7 @@ struct SystemdService: Service {
         var lastStatus = ""
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: period).cancelOnGracefulShutdown()
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
             } catch {
                 break
             }
