@@ -149,37 +149,44 @@ public struct NoiseFilter: Sendable {
         lastTime = now
         counters.framesIn &+= 1
         counters.eventsIn &+= UInt64(frame.events.count)
-        var out: [InputEvent] = []
-        out.reserveCapacity(frame.events.count)
+        // The output array is built only once an event is removed: most frames pass whole and
+        // are returned as they came, without allocating (R1 throughput).
+        var out: [InputEvent]? = nil
         var removed = false
         var stateful = false   // anything besides EV_MSC delivered
-        for event in frame.events {
+        for (i, event) in frame.events.enumerated() {
+            var keep = true
             if event.type == EventType.syn && event.code == SynCode.dropped {
                 counters.synDropped &+= 1
-                removed = true
-                continue
-            }
-            let index = slotIndex(type: event.type, code: event.code)
-            if index < 0 || (event.type == EventType.key && event.value == 2) {
-                out.append(event)
-                if event.type != EventType.msc { stateful = true }
-                continue
-            }
-            if let value = filter(index, event.value, now: now) {
-                var e = event
-                e.value = value
-                out.append(e)
-                stateful = true
+                keep = false
             } else {
+                let index = slotIndex(type: event.type, code: event.code)
+                if index < 0 || (event.type == EventType.key && event.value == 2) {
+                    if event.type != EventType.msc { stateful = true }
+                } else if filter(index, event.value, now: now) != nil {
+                    stateful = true   // a filter delivers an input unchanged or not at all
+                } else {
+                    keep = false
+                }
+            }
+            if keep {
+                out?.append(event)
+            } else {
+                if out == nil {
+                    out = Array(frame.events[..<i])
+                    out!.reserveCapacity(frame.events.count - 1)
+                }
                 removed = true
             }
         }
-        if out.isEmpty || (removed && !stateful) {
+        let count = out?.count ?? frame.events.count
+        if count == 0 || (removed && !stateful) {
             counters.framesDropped &+= 1
             return nil
         }
         counters.framesOut &+= 1
-        counters.eventsOut &+= UInt64(out.count)
+        counters.eventsOut &+= UInt64(count)
+        guard let out else { return frame }
         return InputFrame(time: frame.time, events: out)
     }
 
