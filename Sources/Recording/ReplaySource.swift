@@ -189,7 +189,11 @@ public final class ReplaySource: @unchecked Sendable {
             case .frame(let i):
                 var frame = frames[step.device][i]
                 frame.time = due
-                for j in frame.events.indices { frame.events[j].time = mapTime(frame.events[j].time) }
+                // Identity mapping (origin 0, speed 1, the usual replay): the events keep their
+                // times, and the frame shares its recorded array instead of copying it.
+                if origin != 0 || speed != 1 {
+                    for j in frame.events.indices { frame.events[j].time = mapTime(frame.events[j].time) }
+                }
                 subjects[step.device].onNext(frame)
             case .remove:
                 guard present[step.device] else { continue }
