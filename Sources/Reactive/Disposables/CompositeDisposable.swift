@@ -16,7 +16,7 @@ public final class CompositeDisposable: Cancelable, @unchecked Sendable {
         var disposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = PosixLocked(State())
 
     /// Creates an empty group.
     public init() {

@@ -10,7 +10,7 @@ public final class DisposeBag: @unchecked Sendable {
         var disposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = PosixLocked(State())
 
     /// Creates an empty bag.
     public init() {}
