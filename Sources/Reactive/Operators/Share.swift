@@ -1,5 +1,3 @@
-import Synchronization
-
 /// How long `share`'s internal subject lives. Only `.whileConnected` exists here.
 public enum SubjectLifetimeScope: Sendable {
     /// The subject lives while at least one subscriber is connected; after the last one
@@ -38,7 +36,7 @@ extension ObservableType {
 final class ShareWhileConnected<Element>: @unchecked Sendable {
     private let source: Observable<Element>
     private let replay: Int
-    private let connection = Mutex<ShareConnection<Element>?>(nil)
+    private let connection = PosixLocked<ShareConnection<Element>?>(nil)
 
     @usableFromInline
     init(source: Observable<Element>, replay: Int) {
@@ -88,7 +86,7 @@ final class ShareWhileConnected<Element>: @unchecked Sendable {
 /// One connection: the subject every subscriber listens to and the source subscription
 /// that feeds it.
 final class ShareConnection<Element>: @unchecked Sendable {
-    // Guarded by the parent's mutex.
+    /// Subscribers of this connection; guarded by the parent's lock.
     var refCount = 0
     let upstream = SingleAssignmentDisposable()
     private let send: AnyObserver<Element>
