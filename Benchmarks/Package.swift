@@ -47,3 +47,19 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// R1 (daemon replay throughput, docs/benchmarks.md "Daemon: R1"): parse + full default filter
+// pipeline + state store in virtual time. It needs the root package to export InputModel,
+// Recording and Pipeline as library products; until the root Package.swift does, the target is
+// left out so that the other rows still build.
+import Foundation
+let evflowManifest = (try? String(contentsOfFile: (evflowRoot.hasPrefix("/") ? evflowRoot
+    : Context.packageDirectory + "/" + evflowRoot) + "/Package.swift", encoding: .utf8)) ?? ""
+if ["InputModel", "Recording", "Pipeline"].allSatisfy({ evflowManifest.contains(".library(name: \"\($0)\"") }) {
+    package.targets.append(.executableTarget(name: "ReplayThroughput", dependencies: [
+        .product(name: "InputModel", package: "evflow"),
+        .product(name: "Recording", package: "evflow"),
+        .product(name: "Pipeline", package: "evflow"),
+        evflowReactive,
+    ]))
+}
