@@ -5,6 +5,7 @@ import PackageDescription
 // build package-benchmark and OpenCombine. It depends on the root package by path.
 //
 // Layout (add a daemon workload the same way):
+//   Sources/WorkloadKit/            Workload / WorkloadRow / WorkloadGoal, shared by every family
 //   Sources/<Family>Workloads/      the workloads, one function per row, each returning a checksum
 //   Sources/evflow-ratios/          the interleaved ratio runner (Markdown table)
 //   Benchmarks/<Family>/            package-benchmark suites (`swift package benchmark`); the
@@ -26,17 +27,20 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
+        .target(name: "WorkloadKit"),
         // W1–W5: floor, evflow and OpenCombine rows of the reactive core workloads.
         .target(
             name: "ReactiveWorkloads",
             dependencies: [
+                "WorkloadKit",
                 evflowReactive,
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
             ]
         ),
         // Interleaved timing of every row, ratios against the floor, checksums, allocations.
-        .executableTarget(name: "evflow-ratios", dependencies: ["ReactiveWorkloads"]),
+        // Add a family's target here and to `allWorkloads` in its main.swift.
+        .executableTarget(name: "evflow-ratios", dependencies: ["WorkloadKit", "ReactiveWorkloads"]),
         // The same rows as package-benchmark suites (malloc counts from its MallocInterposer).
         .executableTarget(
             name: "ReactiveCore",

@@ -12,6 +12,10 @@
 import Glibc
 #endif
 import ReactiveWorkloads
+import WorkloadKit
+
+/// Every family's workloads, in table order (daemon families go here too).
+let allWorkloads: [Workload] = ReactiveWorkloads.all
 
 struct Options {
     var reps = 5
@@ -224,7 +228,7 @@ func machineNote() -> String {
 }
 
 let options = parseOptions()
-let selected = ReactiveWorkloads.all.filter { workload in
+let selected = allWorkloads.filter { workload in
     options.only.map { $0.contains { workload.id == $0 || workload.id.hasPrefix($0 + " ") } } ?? true
 }
 if selected.isEmpty { fail("no workload matches --only") }
@@ -232,7 +236,7 @@ let sized = selected.map { ($0, max($0.n / options.scale, 1)) }
 
 if let (id, label) = options.row {
     // One row, once, after a small warm-up: the unit of work for callgrind and perf.
-    guard let workload = ReactiveWorkloads.all.first(where: { $0.id == id }),
+    guard let workload = allWorkloads.first(where: { $0.id == id }),
           let row = workload.rows.first(where: { $0.label == label })
     else { fail("no row \(id):\(label)") }
     let n = options.n ?? workload.n
