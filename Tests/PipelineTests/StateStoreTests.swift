@@ -92,6 +92,12 @@ import Testing
     /// times; readers must never see one down without the other, nor a counter going back.
     @Test("concurrent readers never see a torn state")
     func noTearing() throws {
+        let baseline = LiveResources.count
+        try noTearingBody()
+        #expect(LiveResources.count == baseline)
+    }
+
+    func noTearingBody() throws {
         let store = StateStore()
         let slot = store.add(Self.keyboard)
         let id = Self.keyboard.id

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import InputModel
 import Pipeline
 import Reactive
@@ -108,9 +109,17 @@ struct FilterRun {
 /// Feeds `input` (frames at their times in ms) through `filterNoise(settings)` on a fresh
 /// TestScheduler. The source completes at `completeAt` (removal), the subscription is
 /// disposed at `disposeAt`; settings updates are sent at their ticks. The scheduler then
-/// runs until nothing is left.
+/// runs until nothing is left. Checks that the live-resource count is back to its baseline.
 func runFilter(_ settings: DeviceFilterSettings, _ input: [InputFrame], completeAt: Int? = nil,
                disposeAt: Int? = nil, updates: [(Int, DeviceFilterSettings)] = []) -> FilterRun {
+    let baseline = LiveResources.count
+    let run = runFilterBody(settings, input, completeAt: completeAt, disposeAt: disposeAt, updates: updates)
+    #expect(LiveResources.count == baseline, "filterNoise left live resources behind")
+    return run
+}
+
+private func runFilterBody(_ settings: DeviceFilterSettings, _ input: [InputFrame], completeAt: Int?,
+                           disposeAt: Int?, updates: [(Int, DeviceFilterSettings)]) -> FilterRun {
     let scheduler = TestScheduler()
     var events = input.map { Recorded.next(Int($0.time / ms), $0) }
     if let completeAt { events.append(.completed(completeAt)) }
