@@ -1,1 +1,0 @@
-// evflowctl: entry point is added with the client.
