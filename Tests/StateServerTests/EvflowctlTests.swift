@@ -1,0 +1,172 @@
+import Foundation
+import InputModel
+import Recording
+import Testing
+@testable import StateServer
+
+// evflowctl as a user runs it: the built executable, against a test server. The binary sits
+// next to the test bundle (`swift build --build-tests` builds it).
+
+private let evflowctl: URL = {
+    let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [dir, dir.deletingLastPathComponent()].map { $0.appendingPathComponent("evflowctl") }
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+}()
+
+private struct Run {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Starts evflowctl; `finish()` waits for it.
+private final class Ctl: @unchecked Sendable {
+    let process = Process()
+    private let out = Pipe(), err = Pipe()
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = evflowctl
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["EVFLOW_SOCKET"] = nil
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+    }
+
+    func finish() -> Run {
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                   stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    try Ctl(arguments, environment: environment).finish()
+}
+
+/// The number of watchers, asked over a fresh connection.
+private func watchers(_ path: String) -> Int? {
+    guard let c = try? TestClient(path: path), (try? c.read()) != nil else { return nil }
+    return (try? c.request(#"{"class":"STATS"}"#))?["watchers"] as? Int
+}
+
+@Suite(.serialized)
+struct EvflowctlTests {
+    @Test func theBinaryIsBuilt() {
+        #expect(FileManager.default.isExecutableFile(atPath: evflowctl.path), "\(evflowctl.path)")
+    }
+
+    @Test func noDaemonIsExitCode69WithTheSocketPath() throws {
+        let path = temporarySocketPath()
+        let r = try run(["devices", "--socket", path])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains(path))
+        #expect(r.stderr.contains("evflowd is not running"))
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(r.stdout.isEmpty)
+        // The environment variable names the socket too.
+        let e = try run(["stats"], environment: ["EVFLOW_SOCKET": path])
+        #expect(e.status == 69)
+        #expect(e.stderr.contains(path))
+        // A usage error is not a daemon error.
+        #expect(try run(["watch", "--count", "x"]).status == 64)
+    }
+
+    @Test func devicesStateAndStatsAsTablesAndJSON() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let kb = testKeyboard(), mouse = testMouse()
+            devices.add(kb)
+            devices.add(mouse)
+            devices.send(kb.id, keyFrame(30, 1, ms: 0))
+            let (server, path) = try await startServer(hub: devices.hub)
+            let table = try run(["devices", "--socket", path])
+            #expect(table.status == 0)
+            let lines = table.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 3)
+            #expect(lines[0].hasPrefix("ID"))
+            #expect(lines[0].contains("NAME") && lines[0].contains("CLASSES"))
+            #expect(lines.contains { $0.hasPrefix(kb.id.rawValue) && $0.contains("Test Keyboard") && $0.contains("key,keyboard") })
+            // Columns line up: NAME starts at the same offset on every line.
+            let offsets = Set(lines.dropFirst().map { $0.range(of: "Test ")!.lowerBound.utf16Offset(in: $0) })
+            #expect(offsets == [lines[0].range(of: "NAME")!.lowerBound.utf16Offset(in: lines[0])])
+
+            let json = try run(["devices", "--json", "--socket", path])
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(object?["class"] as? String == "DEVICES")
+            #expect((object?["devices"] as? [Any])?.count == 2)
+
+            let state = try run(["state", "--socket", path, "Test Keyboard"])
+            #expect(state.status == 0)
+            #expect(state.stdout.contains("keys down   KEY_A"))
+            #expect(state.stdout.contains("frames      1 in, 1 out"))
+
+            let missing = try run(["state", "--socket", path, "ghost"])
+            #expect(missing.status == 65)
+            #expect(missing.stderr.contains("no device 'ghost'"))
+
+            let stats = try run(["stats", "--socket", path])
+            #expect(stats.status == 0)
+            #expect(stats.stdout.contains("devices         2"))
+            #expect(stats.stdout.contains("live resources"))
+            #expect(stats.stdout.contains("CLIENT"))
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func watchPrintsStreamLinesAndStopsAfterCount() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let kb = testKeyboard(), mouse = testMouse()
+            devices.add(kb)
+            devices.add(mouse)
+            let (server, path) = try await startServer(hub: devices.hub)
+            let ctl = try Ctl(["watch", "--socket", path, "--type", "EV_KEY", "--count", "2"])
+            #expect(await eventually { watchers(path) == 1 })
+            devices.send(mouse.id, motionFrame(dx: 3, ms: 10))     // not selected
+            devices.send(kb.id, keyFrame(30, 1, ms: 20))
+            devices.send(kb.id, keyFrame(30, 0, ms: 120))
+            let r = ctl.finish()
+            #expect(r.status == 0)
+            #expect(r.stdout == "0.020000  \(kb.id.rawValue)  KEY_A 1\n0.120000  \(kb.id.rawValue)  KEY_A 0\n")
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func recordWritesAnEvemuFileOfTheRawStream() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let kb = testKeyboard()
+            devices.add(kb)
+            let (server, path) = try await startServer(hub: devices.hub)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-\(getpid()).evemu")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let ctl = try Ctl(["record", "--socket", path, kb.id.rawValue, "-o", file.path, "--count", "3"])
+            #expect(await eventually { watchers(path) == 1 })
+            // Chatter: the raw stream keeps all three frames.
+            devices.send(kb.id, keyFrame(30, 1, ms: 1000))
+            devices.send(kb.id, keyFrame(30, 0, ms: 1003))
+            devices.send(kb.id, keyFrame(30, 1, ms: 1006))
+            let r = ctl.finish()
+            #expect(r.status == 0, "\(r.stderr)")
+            let recording = try Recording.read(contentsOf: file)
+            let device = try #require(recording.devices.first)
+            #expect(device.info.name == kb.name)
+            #expect(device.info.inputID == kb.inputID)
+            #expect(device.info.capabilities[EventType.key] == kb.capabilities[EventType.key])
+            let keys = device.events.filter { $0.type == EventType.key }
+            #expect(keys.map(\.value) == [1, 0, 1])
+            #expect(keys.map(\.time) == [0, 3_000_000, 6_000_000])
+            #expect(device.events.filter(\.isSynReport).count == 3)
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+}
