@@ -16,7 +16,7 @@ struct EvflowCtl: ParsableCommand {
         Exit codes: 0 success, 64 usage, 65 evflowd answered with an error, 69 evflowd is \
         not running (or refused the connection), 74 a file could not be read or written.
         """,
-        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Record.self])
+        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Record.self, Analyze.self])
 }
 
 /// Options every daemon command shares.

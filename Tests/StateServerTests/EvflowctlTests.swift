@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import Pipeline
 import Recording
 import Testing
 @testable import StateServer
@@ -168,5 +169,28 @@ struct EvflowctlTests {
             await server.shutdown()
             devices.stop()
         }
+    }
+}
+
+@Suite struct EvflowctlAnalyzeTests {
+    private static let fixture = ServerFixtures.root
+        .appendingPathComponent("recordings/evemu-devices/misc/Microsoft Surface Type Cover.events").path
+
+    @Test func analyzeMatchesTheLibraryReport() throws {
+        let recording = try Recording.read(contentsOf: URL(fileURLWithPath: Self.fixture))
+        let report = ChatterAnalysis.analyze(recording.devices.map { (info: $0.info, events: $0.events) })
+        let text = try run(["analyze", Self.fixture])
+        #expect(text.status == 0)
+        #expect(text.stdout.trimmingCharacters(in: .newlines) == report.renderText().trimmingCharacters(in: .newlines))
+        let json = try run(["analyze", "--json", Self.fixture])
+        #expect(json.status == 0)
+        #expect((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) != nil)
+    }
+
+    @Test func analyzeRejectsAMalformedFileWithItsReason() throws {
+        let bad = ServerFixtures.root.appendingPathComponent("malformed/bad-hex.evemu").path
+        let r = try run(["analyze", bad])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("bad-hex.evemu"))
     }
 }
