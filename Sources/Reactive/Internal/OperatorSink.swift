@@ -11,7 +11,7 @@ class OperatorSink: Cancelable, @unchecked Sendable {
     @usableFromInline static var assignedBit: Int { 2 }
 
     @usableFromInline let sinkState = Atomic<Int>(0)
-    @usableFromInline var upstream: Disposable?
+    @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
 
     @inlinable
     init() {

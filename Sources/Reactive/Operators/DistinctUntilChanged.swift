@@ -7,11 +7,11 @@ extension ObservableType where Element: Equatable {
     public func distinctUntilChanged() -> Observable<Element> {
         let source = self
         return Observable { observer in
-            var last: Element? = nil
+            let last = StateBox<Element?>(nil)
             return source.subscribe(AnyObserver<Element> { event in
                 if case .next(let element) = event {
-                    if let previous = last, previous == element { return }
-                    last = element
+                    if let previous = last.value, previous == element { return }
+                    last.value = element
                 }
                 observer.on(event)
             })
@@ -42,12 +42,12 @@ extension ObservableType {
                                           comparer: @escaping (Key, Key) -> Bool) -> Observable<Element> {
         let source = self
         return Observable { observer in
-            var lastKey: Key? = nil
+            let lastKey = StateBox<Key?>(nil)
             return source.subscribe(AnyObserver<Element> { event in
                 if case .next(let element) = event {
                     let key = keySelector(element)
-                    if let previous = lastKey, comparer(previous, key) { return }
-                    lastKey = key
+                    if let previous = lastKey.value, comparer(previous, key) { return }
+                    lastKey.value = key
                 }
                 observer.on(event)
             })

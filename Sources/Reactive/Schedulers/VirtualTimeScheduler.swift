@@ -1,29 +1,31 @@
 /// A scheduler whose clock only moves when it is told to: tests and replay.
 ///
-/// Scheduled work is kept in a binary heap ordered by (due time, order of scheduling). Timer
-/// slots from `makeTimer` are re-armed by pushing a plain heap entry (no allocation); an
-/// entry whose token no longer matches its timer is stale and skipped. Heap entries refer to
-/// timers by slot number, not by reference, so an invalidated timer is released at once
-/// rather than when its stale entries come due. Everything runs on the thread that advances
-/// the clock; drive one instance from one thread at a time.
+/// Scheduled work is kept in a binary heap of plain values ordered by (due time, order of
+/// scheduling). Actions live in a slot table and timers in another; a heap entry names its
+/// slot and carries a key, so swapping entries copies no references and an entry whose key no
+/// longer matches its slot is stale and skipped. Timer slots from `makeTimer` are re-armed by
+/// pushing one entry (no allocation), and an invalidated timer is released at once rather
+/// than when its stale entries come due. Everything runs on the thread that advances the
+/// clock; drive one instance from one thread at a time.
 open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
     @usableFromInline
-    enum Item {
-        case action(VirtualScheduledAction)
-        case timer(slot: Int, token: UInt64)
-    }
-
-    @usableFromInline
+    @frozen
     struct Entry {
         @usableFromInline var time: Int64
         @usableFromInline var order: UInt64
-        @usableFromInline var item: Item
+        /// Slot in `actions` (when `isTimer` is false) or in `timers`.
+        @usableFromInline var slot: Int32
+        @usableFromInline var isTimer: Bool
+        /// Must equal the slot's current key, else the entry is stale.
+        @usableFromInline var key: UInt64
 
         @inlinable
-        init(time: Int64, order: UInt64, item: Item) {
+        init(time: Int64, order: UInt64, slot: Int32, isTimer: Bool, key: UInt64) {
             self.time = time
             self.order = order
-            self.item = item
+            self.slot = slot
+            self.isTimer = isTimer
+            self.key = key
         }
 
         @inlinable
@@ -32,15 +34,18 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
         }
     }
 
-    @usableFromInline var heap = BinaryHeap<Entry>(by: { $0.runsBefore($1) })
-    @usableFromInline var nextOrder: UInt64 = 0
-    @usableFromInline var clock: Int64
-    @usableFromInline var running = false
-    /// Live timers by slot; a slot is reused after its timer is invalidated. Tokens are unique
+    // All state is touched only by the driving thread: no dynamic exclusivity checks.
+    @usableFromInline @exclusivity(unchecked) var heap: ContiguousArray<Entry> = []
+    @usableFromInline @exclusivity(unchecked) var nextOrder: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) var clock: Int64
+    @usableFromInline @exclusivity(unchecked) var running = false
+    @usableFromInline @exclusivity(unchecked) var actions: ContiguousArray<VirtualScheduledAction?> = []
+    @usableFromInline @exclusivity(unchecked) var freeActionSlots: [Int32] = []
+    /// Live timers by slot; a slot is reused after its timer is invalidated. Keys are unique
     /// per scheduler, so an old entry never matches a slot's new timer.
-    @usableFromInline var timers: ContiguousArray<VirtualTimer?> = []
-    @usableFromInline var freeSlots: [Int] = []
-    @usableFromInline var nextToken: UInt64 = 1
+    @usableFromInline @exclusivity(unchecked) var timers: ContiguousArray<VirtualTimer?> = []
+    @usableFromInline @exclusivity(unchecked) var freeTimerSlots: [Int32] = []
+    @usableFromInline @exclusivity(unchecked) var nextKey: UInt64 = 1
 
     /// Creates a scheduler whose clock starts at `initialClock` (ns).
     public init(initialClock: Int64 = 0) {
@@ -49,90 +54,146 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
 
     /// The virtual clock, in nanoseconds.
     @inlinable
-    public var now: Int64 { clock }
+    public final var now: Int64 { clock }
 
     /// Whether work is pending.
-    public var hasPendingWork: Bool { !heap.isEmpty }
+    public final var hasPendingWork: Bool { !heap.isEmpty }
 
     /// Runs `action` at the current virtual time, after work already due now.
     @discardableResult
-    public func schedule(_ action: @escaping () -> Void) -> Disposable {
+    public final func schedule(_ action: @escaping () -> Void) -> Disposable {
         scheduleAbsolute(clock, action)
     }
 
     /// Runs `action` at `now + dueTime`.
     @discardableResult
-    public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> Disposable {
+    public final func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> Disposable {
         scheduleAbsolute(clock + max(dueTime.nanoseconds, 0), action)
     }
 
     /// Runs `action` at absolute virtual time `time` (ns).
     @discardableResult
-    public func scheduleAbsolute(_ time: Int64, _ action: @escaping () -> Void) -> Disposable {
+    public final func scheduleAbsolute(_ time: Int64, _ action: @escaping () -> Void) -> Disposable {
         let item = VirtualScheduledAction(action)
-        push(time: max(time, clock), .action(item))
+        let slot: Int32
+        if let free = freeActionSlots.popLast() {
+            slot = free
+            actions[Int(free)] = item
+        } else {
+            slot = Int32(actions.count)
+            actions.append(item)
+        }
+        push(Entry(time: max(time, clock), order: 0, slot: slot, isTimer: false, key: 0))
         return item
     }
 
     /// A reusable timer slot.
-    public func makeTimer(_ handler: @escaping (UInt64) -> Void) -> SchedulerTimer {
-        let slot = freeSlots.popLast() ?? { timers.append(nil); return timers.count - 1 }()
+    public final func makeTimer(_ handler: @escaping (UInt64) -> Void) -> SchedulerTimer {
+        let slot: Int32
+        if let free = freeTimerSlots.popLast() {
+            slot = free
+        } else {
+            slot = Int32(timers.count)
+            timers.append(nil)
+        }
         let timer = VirtualTimer(scheduler: self, slot: slot, handler: handler)
-        timers[slot] = timer
+        timers[Int(slot)] = timer
         return timer
     }
 
     @usableFromInline
-    func release(slot: Int) {
-        timers[slot] = nil
-        freeSlots.append(slot)
+    final func release(timerSlot slot: Int32) {
+        timers[Int(slot)] = nil
+        freeTimerSlots.append(slot)
+    }
+
+    /// A fresh key for a timer arm.
+    @inlinable
+    final func makeKey() -> UInt64 {
+        let key = nextKey
+        nextKey &+= 1
+        return key
     }
 
     @inlinable
-    func push(time: Int64, _ item: Item) {
-        heap.insert(Entry(time: time, order: nextOrder, item: item))
+    final func push(_ entry: Entry) {
+        var entry = entry
+        entry.order = nextOrder
         nextOrder &+= 1
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) >> 1
+            guard heap[child].runsBefore(heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    @inlinable
+    final func popMin() -> Entry {
+        let top = heap[0]
+        let last = heap.removeLast()
+        let n = heap.count
+        if n > 0 {
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                guard left < n else { break }
+                let right = left + 1
+                var smallest = left
+                if right < n, heap[right].runsBefore(heap[left]) { smallest = right }
+                guard heap[smallest].runsBefore(heap[parent]) else { break }
+                heap.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return top
     }
 
     /// Runs everything due up to `time` (inclusive), in order, moving the clock to each
     /// item's due time; then sets the clock to `time`.
-    public func advance(to time: Int64) {
+    public final func advance(to time: Int64) {
         precondition(!running, "VirtualTimeScheduler.advance called re-entrantly")
         running = true
         defer { running = false }
-        while let top = heap.min, top.time <= time {
-            heap.removeMin()
-            if top.time > clock { clock = top.time }
-            run(top.item)
+        while let top = heap.first, top.time <= time {
+            let entry = popMin()
+            if entry.time > clock { clock = entry.time }
+            run(entry)
         }
         if time > clock { clock = time }
     }
 
     /// Advances the clock by `interval`.
-    public func advance(by interval: RxTimeInterval) {
+    public final func advance(by interval: RxTimeInterval) {
         advance(to: clock + interval.nanoseconds)
     }
 
     /// Runs all pending work (including work it schedules) until none is left or the clock
     /// would pass `limit`.
-    public func run(until limit: Int64 = .max) {
+    public final func run(until limit: Int64 = .max) {
         precondition(!running, "VirtualTimeScheduler.run called re-entrantly")
         running = true
         defer { running = false }
-        while let top = heap.min, top.time <= limit {
-            heap.removeMin()
-            if top.time > clock { clock = top.time }
-            run(top.item)
+        while let top = heap.first, top.time <= limit {
+            let entry = popMin()
+            if entry.time > clock { clock = entry.time }
+            run(entry)
         }
     }
 
     @inlinable
-    func run(_ item: Item) {
-        switch item {
-        case .action(let action):
-            action.run()
-        case .timer(let slot, let token):
-            timers[slot]?.fire(token)
+    final func run(_ entry: Entry) {
+        let slot = Int(entry.slot)
+        if entry.isTimer {
+            timers[slot]?.fire(entry.key)
+        } else {
+            let action = actions[slot]
+            actions[slot] = nil
+            freeActionSlots.append(entry.slot)
+            action?.run()
         }
     }
 }
@@ -140,7 +201,8 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
 /// One cancellable action on a `VirtualTimeScheduler`.
 @usableFromInline
 final class VirtualScheduledAction: Cancelable, @unchecked Sendable {
-    @usableFromInline var action: (() -> Void)?
+    // Only the driving thread runs or disposes it (the scheduler is single-threaded).
+    @usableFromInline @exclusivity(unchecked) var action: (() -> Void)?
 
     // Not counted in LiveResources: it is the scheduler's queue entry; the work it holds is
     // released on dispose even though the entry stays queued until its time.
@@ -166,16 +228,18 @@ final class VirtualScheduledAction: Cancelable, @unchecked Sendable {
 /// A timer slot of a `VirtualTimeScheduler`.
 @usableFromInline
 final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
+    /// Unowned-by-design is avoided: the scheduler may die first (a test that drops it while
+    /// a subscription lives), so the back reference is weak.
     @usableFromInline weak var scheduler: VirtualTimeScheduler?
-    @usableFromInline let slot: Int
-    @usableFromInline var handler: ((UInt64) -> Void)?
+    @usableFromInline let slot: Int32
+    @usableFromInline @exclusivity(unchecked) var handler: ((UInt64) -> Void)?
     /// The scheduler-unique key of the pending arm; 0 when disarmed.
-    @usableFromInline var pendingKey: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) var pendingKey: UInt64 = 0
     /// The owner's token for the pending arm.
-    @usableFromInline var pendingToken: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) var pendingToken: UInt64 = 0
 
     @inlinable
-    init(scheduler: VirtualTimeScheduler, slot: Int, handler: @escaping (UInt64) -> Void) {
+    init(scheduler: VirtualTimeScheduler, slot: Int32, handler: @escaping (UInt64) -> Void) {
         self.scheduler = scheduler
         self.slot = slot
         self.handler = handler
@@ -187,11 +251,10 @@ final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
     @inlinable
     func arm(at deadline: Int64, token: UInt64) {
         guard handler != nil, let scheduler else { return }
-        let key = scheduler.nextToken
-        scheduler.nextToken &+= 1
+        let key = scheduler.makeKey()
         pendingKey = key
         pendingToken = token
-        scheduler.push(time: max(deadline, scheduler.clock), .timer(slot: slot, token: key))
+        scheduler.push(.init(time: max(deadline, scheduler.clock), order: 0, slot: slot, isTimer: true, key: key))
     }
 
     @inlinable
@@ -202,7 +265,7 @@ final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
         guard handler != nil else { return }
         pendingKey = 0
         handler = nil
-        scheduler?.release(slot: slot)
+        scheduler?.release(timerSlot: slot)
     }
 
     @inlinable

@@ -8,7 +8,7 @@ import Synchronization
 public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unchecked Sendable {
     @usableFromInline let core = SubjectCore<Element>()
     // Touched only inside the gate.
-    @usableFromInline var current: Element
+    @usableFromInline @exclusivity(unchecked) var current: Element
 
     /// Creates a subject holding `value`.
     public init(value: Element) {
@@ -19,6 +19,11 @@ public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unch
             guard let self else { return }
             if self.core.stopEvent == nil { observer.on(.next(self.current)) }
         }
+    }
+
+    deinit {
+        // Subscriptions that were never disposed would otherwise keep the core alive.
+        core.detachAll()
     }
 
     /// Whether anyone is subscribed.

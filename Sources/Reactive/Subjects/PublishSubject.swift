@@ -9,6 +9,11 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
     @inlinable
     public init() {}
 
+    deinit {
+        // Subscriptions that were never disposed would otherwise keep the core alive.
+        core.detachAll()
+    }
+
     /// Whether anyone is subscribed.
     public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
 

@@ -4,8 +4,8 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
     @usableFromInline let core = SubjectCore<Element>()
     private let bufferSize: Int
     // Ring buffer, touched only inside the gate.
-    private var buffer: [Element] = []
-    private var head = 0
+    @exclusivity(unchecked) private var buffer: [Element] = []
+    @exclusivity(unchecked) private var head = 0
 
     /// Creates a subject that replays the last `bufferSize` elements (`bufferSize` ≥ 1).
     public init(bufferSize: Int) {
@@ -34,6 +34,11 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
         for i in 0..<buffer.count {
             observer.on(.next(buffer[(head + i) % buffer.count]))
         }
+    }
+
+    deinit {
+        // Subscriptions that were never disposed would otherwise keep the core alive.
+        core.detachAll()
     }
 
     /// Whether anyone is subscribed.

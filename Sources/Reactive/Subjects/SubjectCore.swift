@@ -23,19 +23,21 @@ final class SubjectCore<Element>: @unchecked Sendable {
         case subscribe(SubjectSubscription<Element>)
         case unsubscribe(SubjectSubscription<Element>)
         case access(() -> Void)
+        /// The subject object is gone: drop every entry without notifying.
+        case detachAll
     }
 
     @usableFromInline let gate = SerialGate<Message>()
     // Everything below is touched only inside the gate.
-    @usableFromInline var entries: ContiguousArray<SubjectSubscription<Element>> = []
-    @usableFromInline var stopEvent: Event<Element>?
+    @usableFromInline @exclusivity(unchecked) var entries: ContiguousArray<SubjectSubscription<Element>> = []
+    @usableFromInline @exclusivity(unchecked) var stopEvent: Event<Element>?
     /// Called inside the gate for every `next` before delivery (BehaviorSubject, ReplaySubject).
-    @usableFromInline var onNextHook: ((Element) -> Void)?
+    @usableFromInline @exclusivity(unchecked) var onNextHook: ((Element) -> Void)?
     /// Called inside the gate for every new subscriber before it is added.
-    @usableFromInline var replayHook: ((AnyObserver<Element>) -> Void)?
+    @usableFromInline @exclusivity(unchecked) var replayHook: ((AnyObserver<Element>) -> Void)?
     @usableFromInline let observerCount = Atomic<Int>(0)
     /// Whether `deliveringThread` is maintained (BehaviorSubject's re-entrant `value()`).
-    @usableFromInline var tracksDeliveringThread = false
+    @usableFromInline @exclusivity(unchecked) var tracksDeliveringThread = false
     /// The thread inside the gate (as `pthread_self()`), 0 when none; relaxed stores only.
     @usableFromInline let deliveringThread = Atomic<UInt>(0)
 
@@ -101,7 +103,16 @@ final class SubjectCore<Element>: @unchecked Sendable {
             }
         case .access(let body):
             body()
+        case .detachAll:
+            entries = []
+            observerCount.store(0, ordering: .relaxed)
         }
+    }
+
+    /// Called from the subject object's `deinit`: breaks the core ↔ entries cycle.
+    @inlinable
+    func detachAll() {
+        send(.detachAll)
     }
 
     @inlinable
@@ -117,7 +128,12 @@ final class SubjectCore<Element>: @unchecked Sendable {
 final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
     @usableFromInline let observer: AnyObserver<Element>
     @usableFromInline let active = Atomic<Bool>(true)
-    @usableFromInline weak var core: SubjectCore<Element>?
+    /// Strong: the core keeps its entries and an entry keeps its core. The cycle ends when
+    /// the entry is disposed (it leaves the list), when the subject stops (the list is
+    /// emptied), or when the subject object itself is released (`detachAll`). A weak
+    /// reference here would give the core a side-table refcount and put every retain of it
+    /// on the event path onto the slow path (measured: ~37% of W1).
+    @usableFromInline let core: SubjectCore<Element>
 
     @inlinable
     init(observer: AnyObserver<Element>, core: SubjectCore<Element>) {
@@ -142,6 +158,6 @@ final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
 
     @inlinable
     func dispose() {
-        if deactivate() { core?.send(.unsubscribe(self)) }
+        if deactivate() { core.send(.unsubscribe(self)) }
     }
 }

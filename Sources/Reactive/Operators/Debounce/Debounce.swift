@@ -100,8 +100,8 @@ final class DebounceSink<Element>: OperatorSink, @unchecked Sendable {
     @usableFromInline let gate = SerialGate<Message>()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let scheduler: SchedulerType
-    @usableFromInline var state: DebounceState<Element>
-    @usableFromInline var timer: SchedulerTimer?
+    @usableFromInline @exclusivity(unchecked) var state: DebounceState<Element>
+    @usableFromInline @exclusivity(unchecked) var timer: SchedulerTimer?
 
     @inlinable
     init(downstream: AnyObserver<Element>, dueTime: Int64, scheduler: SchedulerType) {

@@ -13,8 +13,8 @@ final class ThrottleSink<Element>: OperatorSink, @unchecked Sendable {
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let scheduler: SchedulerType
     // Touched only inside the gate.
-    @usableFromInline var state: ThrottleState<Element>
-    @usableFromInline var timer: SchedulerTimer?
+    @usableFromInline @exclusivity(unchecked) var state: ThrottleState<Element>
+    @usableFromInline @exclusivity(unchecked) var timer: SchedulerTimer?
 
     @inlinable
     init(downstream: AnyObserver<Element>, dueTime: Int64, latest: Bool, scheduler: SchedulerType) {
