@@ -58,8 +58,29 @@ public enum DeviceDescription {
     /// A description from udev alone: properties of the `eventN` device and the sysfs
     /// attributes of its `inputN` parent (`name`, `phys`, `uniq`, `id/bustype` ... in hex).
     /// Used to filter before opening and to report a device that cannot be opened.
+    ///
+    /// `parentProperties` are the udev properties of the `inputN` parent as its own uevent
+    /// carried them (`NAME`, `PHYS`, `UNIQ`, `PRODUCT=bus/vendor/product/version` in hex): the
+    /// fallback when sysfs is already gone because the device vanished before udev finished.
     public static func fromUdev(properties: [String: String], parentAttributes: [String: String],
-                                devnode: String?) -> DeviceInfo {
+                                parentProperties: [String: String] = [:], devnode: String?) -> DeviceInfo {
+        var attributes = parentAttributes
+        if attributes["name"] == nil, let name = parentProperties["NAME"] { attributes["name"] = unquoted(name) }
+        if attributes["phys"] == nil, let phys = parentProperties["PHYS"] { attributes["phys"] = unquoted(phys) }
+        if attributes["uniq"] == nil, let uniq = parentProperties["UNIQ"] { attributes["uniq"] = unquoted(uniq) }
+        if attributes["id/bustype"] == nil, let product = parentProperties["PRODUCT"] {
+            let parts = product.split(separator: "/").map(String.init)
+            if parts.count == 4 {
+                for (key, value) in zip(["id/bustype", "id/vendor", "id/product", "id/version"], parts) {
+                    attributes[key] = value
+                }
+            }
+        }
+        return fromUdev(properties: properties, attributes: attributes, devnode: devnode)
+    }
+
+    private static func fromUdev(properties: [String: String], attributes parentAttributes: [String: String],
+                                 devnode: String?) -> DeviceInfo {
         func hex(_ key: String) -> UInt16 {
             UInt16(parentAttributes[key]?.trimmingWhitespace() ?? "", radix: 16) ?? 0
         }

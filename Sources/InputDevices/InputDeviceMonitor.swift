@@ -2,6 +2,9 @@ import Dispatch
 import InputModel
 import Reactive
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Discovers input devices through udev, opens them with libevdev and reads their frames.
 ///
@@ -46,6 +49,7 @@ public final class InputDeviceMonitor: @unchecked Sendable {
     private let scopes = ScopeCounter()
     private let counters = MonitorCounters()
     private let nextObserverID = Atomic<UInt64>(0)
+    let udevFD = Atomic<Int32>(-1)
 
     // Confined to the scheduler's queue.
     private var observers: [(id: UInt64, observer: AnyObserver<DeviceChange>)] = []
@@ -55,6 +59,9 @@ public final class InputDeviceMonitor: @unchecked Sendable {
     /// events for them must not bring them back.
     private var vanished: Set<String> = []
     private var nextSequence = 0
+    /// Properties of the `inputN` parents from their own uevents, by syspath: the name and ids
+    /// of a device that is gone from sysfs before its `eventN` child's `add` reaches us.
+    private var parents: [String: [String: String]] = [:]
 
     /// Creates a monitor that works and delivers on `scheduler`. Nothing happens until
     /// `deviceChanges` is subscribed.
@@ -176,11 +183,15 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         // entries are keyed by syspath).
         let monitor = try UdevMonitor(context: context)
         let source = DispatchSource.makeReadSource(fileDescriptor: monitor.fd, queue: scheduler.queue)
+        let counters = self.counters
         source.setEventHandler { [weak self] in
+            counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
             while let device = monitor.receive() {
+                counters.udevMessages.wrappingAdd(1, ordering: .relaxed)
                 self?.handle(device, action: device.action ?? "")
             }
         }
+        udevFD.store(monitor.fd, ordering: .relaxed)
         // The socket belongs to the monitor: release it only once dispatch stopped watching.
         source.setCancelHandler { withExtendedLifetime(monitor) {} }
         running = Running(context: context, source: source)
@@ -198,12 +209,22 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         let all = entries.values.sorted { $0.sequence < $1.sequence }
         entries = [:]
         vanished = []
+        parents = [:]
         for entry in all { entry.scope.dispose() }
     }
 
     private func handle(_ device: UdevDevice, action: String) {
-        guard running != nil, device.sysname.hasPrefix("event") else { return }
+        guard running != nil else { return }
         let syspath = device.syspath
+        if device.sysname.hasPrefix("input") {
+            switch action {
+            case "add", "change": parents[syspath] = device.properties
+            case "remove": parents[syspath] = nil
+            default: break
+            }
+            return
+        }
+        guard device.sysname.hasPrefix("event") else { return }
         switch action {
         case "add":
             if entries[syspath] == nil && !vanished.contains(syspath) { consider(device) }
@@ -228,8 +249,9 @@ public final class InputDeviceMonitor: @unchecked Sendable {
     private func consider(_ device: UdevDevice) {
         guard let devnode = device.devnode else { return }
         let properties = device.properties
+        let parentPath = String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)])
         let info = DeviceDescription.fromUdev(properties: properties, parentAttributes: device.inputParentAttributes,
-                                              devnode: devnode)
+                                              parentProperties: parents[parentPath] ?? [:], devnode: devnode)
         guard options.include(info) else { return }
         nextSequence += 1
         let entry = DeviceEntry(syspath: device.syspath, info: info, udevProperties: properties,
@@ -341,6 +363,8 @@ final class MonitorCounters: Sendable {
     let removedOnReadError = Atomic<Int>(0)
     let openRetries = Atomic<Int>(0)
     let inaccessible = Atomic<Int>(0)
+    let udevWakeUps = Atomic<Int>(0)
+    let udevMessages = Atomic<Int>(0)
 }
 
 /// A `frames(for:)` subscription: a member of the device's scope that the subscriber can also
@@ -375,5 +399,17 @@ final class ScopedSubscription: Cancelable, @unchecked Sendable {
             return (scope, key)
         }
         if let (scope, key) = taken { scope.remove(key) }
+    }
+}
+
+extension InputDeviceMonitor {
+    /// The scheduler everything runs on (diagnostics in the e2e suite).
+    public var diagnosticScheduler: SerialDispatchQueueScheduler { scheduler }
+
+    /// udev monitor wake-ups, messages received, and whether its socket has data waiting now.
+    public var diagnosticUdev: (wakeUps: Int, messages: Int, pending: Bool) {
+        var p = pollfd(fd: udevFD.load(ordering: .relaxed), events: Int16(POLLIN), revents: 0)
+        let pending = p.fd >= 0 && poll(&p, 1, 0) == 1
+        return (counters.udevWakeUps.load(ordering: .relaxed), counters.udevMessages.load(ordering: .relaxed), pending)
     }
 }

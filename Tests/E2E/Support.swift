@@ -35,13 +35,13 @@ func seconds(since start: Int64) -> String {
     return "\(ms / 1000).\(String(ms % 1000 / 100))s"
 }
 
-/// Waits (checking every 5 ms) until `condition` holds or `timeout` seconds pass.
+/// Waits (checking every 20 ms: the guest is emulated, polling must stay cheap) until `condition` holds or `timeout` seconds pass.
 @discardableResult
 func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
     let deadline = monotonicNow() + Int64(timeout * 1e9)
     while !condition() {
         if monotonicNow() > deadline { return condition() }
-        usleep(5_000)
+        usleep(20_000)
     }
     return true
 }
@@ -142,7 +142,10 @@ final class Recorder: @unchecked Sendable {
 
     private struct State {
         var changes: [(change: DeviceChange, at: Int64)] = []
-        var logs: [String: DeviceLog] = [:]   // by devnode + name
+        /// One log per `frames(for:)` subscription, in order; the same node and name come
+        /// back in every hot-plug cycle.
+        var logs: [(key: String, log: DeviceLog)] = []
+        var kindCounts: [String: Int] = [:]   // "kind|name" → count
     }
 
     private let state = Mutex(State())
@@ -151,19 +154,35 @@ final class Recorder: @unchecked Sendable {
 
     func record(_ change: DeviceChange) {
         let now = monotonicNow()
-        state.withLock { $0.changes.append((change, now)) }
-    }
-
-    func frame(_ frame: InputFrame, of info: DeviceInfo) {
-        let now = monotonicNow()
         state.withLock {
-            $0.logs[Self.key(info), default: DeviceLog()].frames.append(frame)
-            $0.logs[Self.key(info), default: DeviceLog()].receivedAt.append(now)
+            $0.changes.append((change, now))
+            $0.kindCounts["\(change.kind)|\(change.device.name)", default: 0] += 1
         }
     }
 
-    func completed(_ info: DeviceInfo) {
-        state.withLock { $0.logs[Self.key(info), default: DeviceLog()].completed = true }
+    /// Starts the log of a new `frames(for:)` subscription; returns its index.
+    func startLog(_ info: DeviceInfo) -> Int {
+        state.withLock {
+            $0.logs.append((Self.key(info), DeviceLog()))
+            return $0.logs.count - 1
+        }
+    }
+
+    func frame(_ frame: InputFrame, log index: Int) {
+        let now = monotonicNow()
+        state.withLock {
+            $0.logs[index].log.frames.append(frame)
+            $0.logs[index].log.receivedAt.append(now)
+        }
+    }
+
+    func completed(log index: Int) {
+        state.withLock { $0.logs[index].log.completed = true }
+    }
+
+    /// How many changes of `kind` the device called `name` had (cheap: no copying).
+    func count(_ kind: String, _ name: String) -> Int {
+        state.withLock { $0.kindCounts["\(kind)|\(name)"] ?? 0 }
     }
 
     var changes: [(change: DeviceChange, at: Int64)] { state.withLock { $0.changes } }
@@ -176,10 +195,14 @@ final class Recorder: @unchecked Sendable {
         changes.filter { $0.change.device.name.hasPrefix(prefix) }
     }
 
-    func log(of info: DeviceInfo) -> DeviceLog { state.withLock { $0.logs[Self.key(info)] ?? DeviceLog() } }
+    /// The latest subscription's log for the device.
+    func log(of info: DeviceInfo) -> DeviceLog {
+        state.withLock { s in s.logs.last { $0.key == Self.key(info) }?.log ?? DeviceLog() }
+    }
 
+    /// Every subscription's log for devices whose name starts with `prefix`.
     func logs(prefix: String) -> [DeviceLog] {
-        state.withLock { s in s.logs.filter { $0.key.split(separator: "|").last.map { $0.hasPrefix(prefix) } ?? false }.map(\.value) }
+        state.withLock { s in s.logs.filter { $0.key.split(separator: "|").last.map { $0.hasPrefix(prefix) } ?? false }.map(\.log) }
     }
 }
 

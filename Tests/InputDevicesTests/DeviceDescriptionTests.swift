@@ -87,3 +87,28 @@ struct DeviceDescriptionTests {
         #expect(info.absInfo[1]?.maximum == 800)
     }
 }
+
+@Suite("DeviceInfo of a device gone from sysfs")
+struct VanishedDeviceDescriptionTests {
+    @Test("the inputN parent's uevent properties stand in for sysfs attributes")
+    func parentProperties() {
+        let info = DeviceDescription.fromUdev(
+            properties: ["ID_INPUT": "1", "ID_INPUT_SWITCH": "1"], parentAttributes: [:],
+            parentProperties: ["NAME": "\"evflow e2e cycle\"", "PHYS": "\"\"", "PRODUCT": "6/1d6b/103/1"],
+            devnode: "/dev/input/event4")
+        #expect(info.name == "evflow e2e cycle")
+        #expect(info.inputID == InputID(bustype: 6, vendor: 0x1d6b, product: 0x103, version: 1))
+        #expect(info.phys == nil)
+        #expect(info.classes == [.switch])
+    }
+
+    @Test("sysfs attributes win over the parent's properties when both are there")
+    func sysfsFirst() {
+        let info = DeviceDescription.fromUdev(properties: [:], parentAttributes: ["name": "real", "id/bustype": "0003"],
+                                              parentProperties: ["NAME": "\"stale\"", "PRODUCT": "6/1/2/3"],
+                                              devnode: nil)
+        #expect(info.name == "real")
+        #expect(info.inputID.bustype == 3)
+        #expect(info.inputID.vendor == 0)   // sysfs said nothing; PRODUCT only fills a missing bus type
+    }
+}
