@@ -9,6 +9,10 @@ let package = Package(
     products: [
         .library(name: "Reactive", targets: ["Reactive"]),
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
+        .library(name: "InputModel", targets: ["InputModel"]),
+        .library(name: "Recording", targets: ["Recording"]),
+        .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "StateServer", targets: ["StateServer"]),
         .executable(name: "evflowd", targets: ["evflowd"]),
         .executable(name: "evflowctl", targets: ["evflowctl"]),
     ],

@@ -90,8 +90,9 @@ public final class DeviceHub: @unchecked Sendable {
                              }
                          })
         let id = info.id
+        let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
         session.resources.insert(filteredStream.subscribe(
-            onNext: { [weak session] in session?.filtered.onNext($0) },
+            onNext: { filtered.onNext($0) },
             onError: { [weak self] _ in self?.close(id) },
             onCompleted: { [weak self] in self?.close(id) }))
         changeSubject.onNext(.added(info))
