@@ -560,6 +560,34 @@ struct ServerTests {
     }
 }
 
+extension ServerTests {
+    @Test func socketActivationAdoptsTheListeningFDAndLeavesItsFile() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let path = temporarySocketPath()
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var addr = sockaddr_un()
+            addr.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+            let bound = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(bound == 0)
+            #expect(listen(fd, 16) == 0)
+            var config = StateServerConfiguration(socketPath: path, release: "activated")
+            config.listenFD = fd
+            let server = StateServer(configuration: config, hub: devices.hub, logger: testLogger)
+            try await server.start()
+            let c = try TestClient(path: path)
+            #expect(try c.read()["release"] as? String == "activated")
+            await server.shutdown()
+            #expect(access(path, F_OK) == 0, "an adopted socket's file belongs to systemd")
+            unlink(path)
+            devices.stop()
+        }
+    }
+}
+
 extension TestClient {
     /// Sends a request and reads until the reply of class `cls`, collecting stream messages.
     func request(_ line: String, until cls: String, skipped: inout [[String: Any]]) throws -> [String: Any] {
