@@ -36,6 +36,7 @@ struct E2E {
         let scheduler = SerialDispatchQueueScheduler(label: "evflow.e2e.input")
         warmUp(scheduler)
         let fdsBeforeMonitor = openFileDescriptorCount() ?? -1
+        say("fds before the monitor: \(openFileDescriptorTargets())")
         let liveBeforeMonitor = LiveResources.count
         let monitor = InputDeviceMonitor(scheduler: scheduler)
         let recorder = Recorder()
@@ -355,14 +356,15 @@ struct E2E {
         let fixedFrames = fixedInfo.map { describe(recorder.log(of: $0).frames) } ?? ""
         report.check(retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
                      "permissions: EACCES retried with backoff; node made readable later → added and read",
-                     "node \(node), retries \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
+                     "node \(node), open retries (both devices) \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
         report.check(neverGaveUp && neverChanges.map(\.change.kind) == ["inaccessible", "removed"] && reason.contains("Permission denied")
                         && gaveUpAfter > 5_000_000_000 && gaveUpAfter < 20_000_000_000,
                      "permissions: never readable → inaccessible after the bounded retry, then removed",
                      "after \(gaveUpAfter / 1_000_000) ms: \(neverChanges.map(\.change.kind)), reason \"\(reason)\"")
         let settled = waitUntil(timeout: 10) { openFileDescriptorCount() == fds0 && monitor.scopeCount == 1 && LiveResources.count == live0 }
         report.check(settled, "permissions: no leak",
-                     "fds \(fds0)→\(openFileDescriptorCount() ?? -1), scopes \(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")
+                     "fds \(fds0)→\(openFileDescriptorCount() ?? -1), scopes \(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)"
+                        + (settled ? "" : "; fds now: \(openFileDescriptorTargets())"))
     }
 }
 
@@ -377,7 +379,7 @@ func warmUp(_ scheduler: SerialDispatchQueueScheduler) {
     source.setCancelHandler { cancelled.signal() }
     source.activate()
     let fired = CounterBox()
-    let timer = Observable<Int>.timer(.milliseconds(1), scheduler: scheduler).subscribe(onNext: { _ in fired.value = 1 })
+    let timer = Observable<Int>.timer(.milliseconds(200), scheduler: scheduler).subscribe(onNext: { _ in fired.value = 1 })
     waitUntil(timeout: 5) { scheduler.queue.sync { fired.value == 1 } }
     timer.dispose()
     source.cancel()

@@ -105,6 +105,21 @@ func run(_ argv: [String]) -> Int32 {
     return child.wait()
 }
 
+/// What the process's descriptors point at (`/proc/self/fd/N` → target), for leak reports.
+func openFileDescriptorTargets() -> String {
+    guard let dir = opendir("/proc/self/fd") else { return "" }
+    defer { closedir(dir) }
+    var result: [String] = []
+    while let e = readdir(dir) {
+        let n = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard Int(n) != nil else { continue }
+        var buffer = [CChar](repeating: 0, count: 256)
+        let len = readlink("/proc/self/fd/\(n)", &buffer, 255)
+        result.append("\(n)→" + (len > 0 ? String(decoding: buffer[..<len].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"))
+    }
+    return result.joined(separator: " ")
+}
+
 /// Scratch directory for handshake files and logs.
 let scratch = "/tmp/evflow-e2e"
 
