@@ -371,7 +371,9 @@ final class MonitorCounters: Sendable {
 /// end early, which removes it from the scope so short-lived subscribers do not pile up there.
 final class ScopedSubscription: Cancelable, @unchecked Sendable {
     private struct State {
-        var scope: DeviceScope?
+        /// Weak: a subscriber that keeps its disposable after the device went must not keep
+        /// the device's scope alive (it would still count in `scopeCount`).
+        weak var scope: DeviceScope?
         var key: CompositeDisposable.Key?
         var disposed = false
     }

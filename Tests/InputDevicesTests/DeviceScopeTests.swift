@@ -71,4 +71,19 @@ struct DeviceScopeTests {
         #expect(counter.value.load(ordering: .relaxed) == 0)
         #expect(LiveResources.count == baseline)
     }
+
+    @Test("a subscriber's disposable kept after removal does not keep the device scope alive")
+    func keptDisposableDoesNotPinScope() {
+        let baseline = LiveResources.count
+        let counter = ScopeCounter()
+        let kept = ScopedSubscription()
+        do {
+            let scope = DeviceScope(counter: counter)
+            kept.attach(scope: scope, key: scope.insert(Disposables.create())!)
+            scope.dispose()
+        }
+        #expect(counter.value.load(ordering: .relaxed) == 0)
+        kept.dispose()   // still safe afterwards
+        #expect(LiveResources.count == baseline)
+    }
 }
