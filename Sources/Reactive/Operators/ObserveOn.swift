@@ -1,5 +1,3 @@
-import Synchronization
-
 extension ObservableType {
     /// Delivers every event on `scheduler`, in order.
     ///
@@ -30,12 +28,7 @@ extension ObservableType {
 
 @usableFromInline
 final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
-    /// Events waiting for the drain job. The upstream is the only producer (serial delivery);
-    /// the single drain job is the only consumer.
-    @usableFromInline let queue = SingleProducerQueue<Event<Element>>()
-    /// Sends not yet accounted for by a drain job; the sender that moves it from 0 schedules
-    /// the (single) drain job.
-    @usableFromInline let pending = Atomic<Int>(0)
+    @usableFromInline let gate = SerialGate<Event<Element>>()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let scheduler: ImmediateSchedulerType
 
@@ -48,26 +41,17 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        queue.enqueue(event)
-        if pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0 {
+        if gate.enqueue(event) {
             scheduler.schedule { self.drain() }
         }
     }
 
     @inlinable
     func drain() {
-        // The queue-drain loop: `missed` is the number of sends this job has accounted for.
-        // A send counted before the subtraction was enqueued before it was counted, so the
-        // next pass finds it; a send counted after the count reached 0 schedules a new job.
-        var missed = 1
-        while true {
-            while let event = queue.dequeue() {
-                if isDisposed { continue }
-                downstream.on(event)
-                if event.isStopEvent { dispose() }
-            }
-            missed = pending.subtract(missed, ordering: .acquiringAndReleasing).newValue
-            if missed == 0 { return }
+        gate.drain(missed: 1) { event in
+            if isDisposed { return }
+            downstream.on(event)
+            if event.isStopEvent { dispose() }
         }
     }
 }
