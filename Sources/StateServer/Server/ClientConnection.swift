@@ -13,8 +13,9 @@ import Synchronization
 ///
 /// Outgoing path: every message — responses and stream messages — is appended to `outbox`
 /// under a short lock and `queued` (an atomic) counts its bytes until the kernel has taken
-/// them (NIO's write promise). The first append to an empty outbox schedules one flush job on
-/// the event loop, which takes the whole batch. A pipeline thread therefore never waits for
+/// them (NIO's write promise). The first append to an empty outbox puts the client on the
+/// server's flush list; one event-loop job drains the list and takes every client's whole
+/// batch (one wake-up per burst for all clients, not one per client). A pipeline thread therefore never waits for
 /// the socket: it encodes, appends and returns; when `queued` would pass the limit it
 /// requests a drop instead (`slow-consumer`).
 ///
@@ -265,7 +266,7 @@ final class ClientConnection: @unchecked Sendable {
             queued.subtract(n, ordering: .relaxed)
             return false
         }
-        if schedule { channel.eventLoop.execute { [weak self] in self?.flush() } }
+        if schedule { core.requestFlush(self) }
         return true
     }
 
@@ -278,7 +279,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     /// Hands the queued batch to the channel (event loop).
-    private func flush() {
+    func flush() {
         outbox.withLock { o in
             o.flushScheduled = false
             swap(&o.pending, &spare)

@@ -87,6 +87,33 @@ final class ServerCore: @unchecked Sendable {
 
     var clients: [ClientConnection] { registry.withLock { Array($0.clients.values) } }
 
+    // MARK: - Batched flushing
+
+    /// Clients with queued bytes, and whether a drain job is scheduled.
+    private let flushList = Mutex<(clients: [ClientConnection], scheduled: Bool)>(([], false))
+
+    /// Queues `client` for the next drain on its event loop; schedules the drain if none is.
+    /// Every client lives on the server's single event loop, so one job serves them all.
+    func requestFlush(_ client: ClientConnection) {
+        let schedule = flushList.withLock { f -> Bool in
+            f.clients.append(client)
+            if f.scheduled { return false }
+            f.scheduled = true
+            return true
+        }
+        if schedule { client.channel.eventLoop.execute { [self] in drainFlushList() } }
+    }
+
+    /// Flushes every queued client (event loop).
+    private func drainFlushList() {
+        var batch: [ClientConnection] = []
+        flushList.withLock { f in
+            swap(&batch, &f.clients)
+            f.scheduled = false
+        }
+        for client in batch { client.flush() }
+    }
+
     // MARK: - Queries
 
     /// `STATE`: by id first, then by exact name.
