@@ -1,20 +1,19 @@
-import Dispatch
 import InputModel
 import Reactive
 
 /// Reads one open device on fd readiness and publishes its frames.
 ///
-/// A `DispatchSourceRead` on the monitor's serial queue wakes the reader when the fd is
-/// readable (no polling); each wake-up drains what libevdev has, up to a bound so one busy
-/// device cannot starve the queue (the source fires again while data remains). Confined to
-/// the queue. The fd is closed in the source's cancel handler, i.e. only after dispatch has
-/// stopped watching it.
+/// The monitor's `ReadinessLoop` wakes the reader on the scheduler's queue when the fd is
+/// readable or hung up (no polling); each wake-up drains what libevdev has, up to a bound so
+/// one busy device cannot starve the queue (readiness is level-triggered: it is called again
+/// while data remains). Confined to the queue. `stop()` unregisters the fd, then closes it.
 final class DeviceReader {
     let device: EvdevDevice
     let frames = PublishSubject<InputFrame>()
     private let counters: MonitorCounters
     private let onGone: (SystemError) -> Void
-    private var source: DispatchSourceRead?
+    private var loop: ReadinessLoop?
+    private var token: ReadinessLoop.Token?
     private var assembler = FrameAssembler()
     private var stopped = false
     private static let eventsPerWakeUp = 512
@@ -25,27 +24,20 @@ final class DeviceReader {
         self.onGone = onGone
     }
 
-    /// Starts watching the fd on `queue`.
-    func start(queue: DispatchQueue) {
-        let source = DispatchSource.makeReadSource(fileDescriptor: device.fd.rawValue, queue: queue)
-        source.setEventHandler { [weak self] in self?.drain() }
-        let device = self.device
-        source.setCancelHandler { device.close() }
-        self.source = source
-        source.activate()
+    /// Starts watching the fd.
+    func start(loop: ReadinessLoop) {
+        self.loop = loop
+        token = loop.register(fd: device.fd.rawValue) { [weak self] in self?.drain() }
     }
 
-    /// Stops reading, completes the frame sequence and closes the fd (via the cancel handler).
-    /// Idempotent.
+    /// Stops reading, closes the fd and completes the frame sequence. Idempotent.
     func stop() {
         if stopped { return }
         stopped = true
-        if let source {
-            source.cancel()
-            self.source = nil
-        } else {
-            device.close()
-        }
+        if let token { loop?.unregister(token) }
+        token = nil
+        loop = nil
+        device.close()
         assembler.discardPending()
         frames.onCompleted()
     }

@@ -8,8 +8,9 @@ import Glibc
 
 /// Discovers input devices through udev, opens them with libevdev and reads their frames.
 ///
-/// All state lives on the scheduler's serial queue: udev events, fd readiness, open retries
-/// and every delivery run there, so nothing here takes a lock. Each device gets a
+/// All state lives on the scheduler's serial queue: udev events, fd readiness (reported by a
+/// `ReadinessLoop` thread), open retries and every delivery run there, so nothing here takes
+/// a lock. Each device gets a
 /// `DeviceScope` that owns everything made for it; removal disposes it.
 public final class InputDeviceMonitor: @unchecked Sendable {
     /// What to monitor and how hard to try opening.
@@ -171,10 +172,12 @@ public final class InputDeviceMonitor: @unchecked Sendable {
 
     // MARK: Monitoring
 
-    /// The udev handles and the read source of the monitor socket.
+    /// The udev handles and the readiness loop that watches the monitor socket and the devices.
     private struct Running {
         let context: UdevContext
-        let source: DispatchSourceRead
+        let monitor: UdevMonitor
+        let loop: ReadinessLoop
+        let udevToken: ReadinessLoop.Token
     }
 
     private func start() throws(SystemError) {
@@ -182,9 +185,9 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         // Listen before enumerating, so a device plugged in between is seen (twice at worst:
         // entries are keyed by syspath).
         let monitor = try UdevMonitor(context: context)
-        let source = DispatchSource.makeReadSource(fileDescriptor: monitor.fd, queue: scheduler.queue)
+        let loop = try ReadinessLoop(scheduler: scheduler)
         let counters = self.counters
-        source.setEventHandler { [weak self] in
+        let token = loop.register(fd: monitor.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
             while let device = monitor.receive() {
                 counters.udevMessages.wrappingAdd(1, ordering: .relaxed)
@@ -192,10 +195,7 @@ public final class InputDeviceMonitor: @unchecked Sendable {
             }
         }
         udevFD.store(monitor.fd, ordering: .relaxed)
-        // The socket belongs to the monitor: release it only once dispatch stopped watching.
-        source.setCancelHandler { withExtendedLifetime(monitor) {} }
-        running = Running(context: context, source: source)
-        source.activate()
+        running = Running(context: context, monitor: monitor, loop: loop, udevToken: token)
         for device in try context.enumerateEventDevices() where device.isInitialized {
             // Not yet initialised: udev is still processing it and its `add` will follow.
             if running == nil { return }   // the only subscriber left from inside onNext
@@ -204,13 +204,18 @@ public final class InputDeviceMonitor: @unchecked Sendable {
     }
 
     private func stop() {
-        running?.source.cancel()
-        running = nil
+        if let running {
+            running.loop.unregister(running.udevToken)
+            udevFD.store(-1, ordering: .relaxed)
+        }
+        let loop = running?.loop
+        running = nil   // releases the udev monitor (closing its socket) and context
         let all = entries.values.sorted { $0.sequence < $1.sequence }
         entries = [:]
         vanished = []
         parents = [:]
         for entry in all { entry.scope.dispose() }
+        loop?.stop()   // after the readers have unregistered
     }
 
     private func handle(_ device: UdevDevice, action: String) {
@@ -287,8 +292,11 @@ public final class InputDeviceMonitor: @unchecked Sendable {
             self.remove(entry, cause: error.isNoDevice ? .noDevice : .readError)
         }
         entry.state = .open(reader)
-        guard entry.scope.insert(Disposables.create { reader.stop() }) != nil else { return }
-        reader.start(queue: scheduler.queue)
+        guard let loop = running?.loop, entry.scope.insert(Disposables.create { reader.stop() }) != nil else {
+            reader.stop()
+            return
+        }
+        reader.start(loop: loop)
         broadcast(.added(entry.info))
     }
 

@@ -238,3 +238,25 @@ func describe(_ frames: [InputFrame]) -> String {
             .joined(separator: " ")
     }.joined(separator: " . ")
 }
+
+/// On a crash, print the raw stack to stderr (the static binary has no Swift backtracer in
+/// the guest); `scripts/e2e` output can then be symbolised on the host with
+/// `llvm-symbolizer --obj .build-e2e/debug/evflow-e2e`.
+func installCrashReporter() {
+    for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT] {
+        signal(sig) { sig in
+            let message = "evflow-e2e: fatal signal \(sig); stack (return addresses):\n"
+            message.withCString { _ = write(2, $0, strlen($0)) }
+            // <execinfo.h> is not in Swift's Glibc module: look the two functions up.
+            typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>, Int32) -> Int32
+            typealias Symbols = @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>, Int32, Int32) -> Void
+            if let b = dlsym(nil, "backtrace"), let p = dlsym(nil, "backtrace_symbols_fd") {
+                var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
+                let n = unsafeBitCast(b, to: Backtrace.self)(&frames, 64)
+                unsafeBitCast(p, to: Symbols.self)(&frames, n, 2)
+            }
+            signal(sig, SIG_DFL)
+            raise(sig)
+        }
+    }
+}
