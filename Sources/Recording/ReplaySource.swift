@@ -209,6 +209,8 @@ public final class ReplaySource: @unchecked Sendable {
             generation &+= 1
             timer?.arm(at: origin, token: generation)
         } else {
+            timer?.invalidate()   // nothing left to play: release the timer slot now
+            timer = nil
             finished.onNext(true)
         }
     }

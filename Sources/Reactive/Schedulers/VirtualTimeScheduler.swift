@@ -228,9 +228,10 @@ final class VirtualScheduledAction: Cancelable, @unchecked Sendable {
 /// A timer slot of a `VirtualTimeScheduler`.
 @usableFromInline
 final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
-    /// Unowned-by-design is avoided: the scheduler may die first (a test that drops it while
-    /// a subscription lives), so the back reference is weak.
-    @usableFromInline weak var scheduler: VirtualTimeScheduler?
+    /// Strong, and released on `invalidate()`: the scheduler's slot table and this reference
+    /// form a cycle that invalidation (every owner's disposal) ends. A weak reference would
+    /// give the scheduler a side-table refcount and put its retains on the slow path.
+    @usableFromInline @exclusivity(unchecked) var scheduler: VirtualTimeScheduler?
     @usableFromInline let slot: Int32
     @usableFromInline @exclusivity(unchecked) var handler: ((UInt64) -> Void)?
     /// The scheduler-unique key of the pending arm; 0 when disarmed.
@@ -266,6 +267,7 @@ final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
         pendingKey = 0
         handler = nil
         scheduler?.release(timerSlot: slot)
+        scheduler = nil
     }
 
     @inlinable

@@ -140,8 +140,10 @@ final class DebounceSink<Element>: OperatorSink, @unchecked Sendable {
             break
         case .arm(let deadline, let token):
             if timer == nil {
-                timer = scheduler.makeTimer { [weak self] token in
-                    guard let self else { return }
+                // Strong capture: the cycle sink → timer → handler → sink ends when disposal
+                // invalidates the timer (which drops the handler). A weak capture would give
+                // the sink a side-table refcount and slow every retain on the event path.
+                timer = scheduler.makeTimer { token in
                     self.gate.send(.tick(token)) { self.handle($0) }
                 }
             }
