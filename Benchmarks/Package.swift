@@ -67,3 +67,18 @@ if ["InputModel", "Recording", "Pipeline"].allSatisfy({ evflowManifest.contains(
         evflowReactive,
     ]))
 }
+
+// L1 and M1 (docs/benchmarks.md "Daemon: L1", "Daemon: M1"): the state server's latency and the
+// daemon's memory; they need the root package to export StateServer (and Pipeline, Recording,
+// InputModel) as library products, left out otherwise like R1. `Logging` comes with StateServer.
+if ["InputModel", "Recording", "Pipeline", "StateServer"].allSatisfy({ evflowManifest.contains(".library(name: \"\($0)\"") }) {
+    let daemon: [Target.Dependency] = [
+        .product(name: "StateServer", package: "evflow"),
+        .product(name: "Pipeline", package: "evflow"),
+        .product(name: "Recording", package: "evflow"),
+        .product(name: "InputModel", package: "evflow"),
+        evflowReactive,
+    ]
+    package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon))
+    package.targets.append(.executableTarget(name: "MemoryBench", dependencies: daemon))
+}
