@@ -85,9 +85,11 @@ final class ReplayDevices: @unchecked Sendable {
 
     func advance(to t: Int64) { scheduler.advance(to: t) }
 
+    /// Ends the replay; the replay stops (and releases its timer) on its scheduler, so run it.
     func stop() {
         subscription?.dispose()
         subscription = nil
+        scheduler.advance(by: .zero)
     }
 }
 
