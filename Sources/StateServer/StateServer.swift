@@ -1,1 +1,0 @@
-// The StateServer module: see docs/architecture.md for what it owns.
