@@ -140,10 +140,8 @@ final class DebounceSink<Element>: OperatorSink, @unchecked Sendable {
             break
         case .arm(let deadline, let token):
             if timer == nil {
-                // Strong capture: the cycle sink → timer → handler → sink ends when disposal
-                // invalidates the timer (which drops the handler). A weak capture would give
-                // the sink a side-table refcount and slow every retain on the event path.
-                timer = scheduler.makeTimer { token in
+                timer = scheduler.makeTimer { [weak self] token in
+                    guard let self else { return }
                     self.gate.send(.tick(token)) { self.handle($0) }
                 }
             }
