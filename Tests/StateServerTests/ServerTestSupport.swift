@@ -176,6 +176,7 @@ final class TestClient: @unchecked Sendable {
             if r <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }   // a signal is not EOF
             if n <= 0 { eof = true } else { buffer.append(contentsOf: chunk[0..<n]) }
         }
     }

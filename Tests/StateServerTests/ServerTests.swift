@@ -397,24 +397,33 @@ struct ServerTests {
                 _ = try slow.request(#"{"class":"WATCH"}"#)
                 _ = try normal.request(#"{"class":"WATCH"}"#)
                 // The normal client reads on its own thread while the pipeline pushes; the test's
-                // feeder keeps within 200 frames of that reader (so only the slow one overflows).
+                // feeder keeps within 50 frames (≈ 7 KiB, well under the 32 KiB limit) of that reader (so only the slow one overflows).
                 let total = 20_000
                 let read = Atomic<Int>(0)
-                let reader = Task.detached { () throws -> Int in
+                let readerEnded = Atomic<Bool>(false)
+                let readerDone = DispatchSemaphore(value: 0)
+                // A real thread, not a Task: the feeder below blocks its own thread while it
+                // waits for the reader, and on a 2-core machine a reader Task could find no
+                // free thread in the cooperative pool (regression: this test hung now and then).
+                let reader = Thread {
                     while read.load(ordering: .relaxed) < total {
-                        guard try normal.read(timeout: 20)["class"] as? String == "FRAME" else { continue }
+                        guard let message = try? normal.read(timeout: 20) else { break }
+                        guard message["class"] as? String == "FRAME" else { continue }
                         read.add(1, ordering: .relaxed)
                     }
-                    return read.load(ordering: .relaxed)
+                    readerEnded.store(true, ordering: .releasing)
+                    readerDone.signal()
                 }
+                reader.start()
                 var slowestSend: Int64 = 0
                 for i in 0..<total {
-                    while read.load(ordering: .relaxed) < i - 200 { usleep(200) }
+                    while read.load(ordering: .relaxed) < i - 50 && !readerEnded.load(ordering: .acquiring) { usleep(200) }
                     let start = monotonicNow()
                     devices.send(mouse.id, motionFrame(dx: 1, ms: Int64(i)))
                     slowestSend = max(slowestSend, monotonicNow() - start)
                 }
-                #expect(try await reader.value == total)
+                #expect(readerDone.wait(timeout: .now() + 30) == .success)
+                #expect(read.load(ordering: .relaxed) == total)
                 #expect(await eventually { server.droppedClients == 1 })
                 // The pipeline never waited for the slow socket: no single delivery took long
                 // (a blocked writer would hang here for ever; generous for shared machines).
