@@ -32,6 +32,8 @@ public final class DeviceHub: @unchecked Sendable {
     private let config: Mutex<FilterConfig>
     private let changeSubject = PublishSubject<DeviceChange>()
     private let inaccessibleDevices = Mutex<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
+    private let spurious = Mutex<[DeviceID: [UInt16]]>([:])
+    private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
 
     /// A hub writing to `store`, with timers on `scheduler` (the input scheduler).
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType) {
@@ -42,6 +44,14 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Device added/removed notices, sent after the store reflects the change.
     public var deviceChanges: Observable<DeviceChange> { changeSubject.asObservable() }
+
+    /// A key or button whose spurious-release debounce turned on by itself (the fault was
+    /// seen); sent once per device and code. The daemon writes it to the journal.
+    public var spuriousNotices: Observable<SpuriousReleaseNotice> { spuriousSubject.asObservable() }
+
+    /// Per present device, the key codes whose spurious-release debounce turned on by
+    /// itself, in the order it happened (`STATS`).
+    public var spuriousReleaseCodes: [DeviceID: [UInt16]] { spurious.withLock { $0 } }
 
     /// The number of devices with a session.
     public var deviceCount: Int { sessions.withLock { $0.count } }
@@ -88,6 +98,11 @@ public final class DeviceHub: @unchecked Sendable {
                                  if let frame { w.apply(frame) }
                                  w.setCounters(counters)
                              }
+                         },
+                         onSpurious: { [weak self] code in
+                             guard let self else { return }
+                             self.spurious.withLock { $0[info.id, default: []].append(code) }
+                             self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
                          })
         let id = info.id
         let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
@@ -102,6 +117,7 @@ public final class DeviceHub: @unchecked Sendable {
         guard let session = sessions.withLock({ $0.removeValue(forKey: id) }) else { return }
         session.resources.dispose()
         store.remove(id)
+        spurious.withLock { _ = $0.removeValue(forKey: id) }
         session.raw.onCompleted()
         session.filtered.onCompleted()
         session.settings.onCompleted()
@@ -134,4 +150,12 @@ public final class DeviceHub: @unchecked Sendable {
             session.settings.onNext(newConfig.settings(for: session.info))
         }
     }
+}
+
+/// The spurious-release debounce of one key turned on by itself.
+public struct SpuriousReleaseNotice: Hashable, Sendable {
+    /// The device.
+    public var device: DeviceInfo
+    /// The `EV_KEY` code.
+    public var code: UInt16
 }

@@ -23,7 +23,7 @@ public struct FilterCounts: Hashable, Sendable, Codable {
 
 /// The filters that count.
 public enum FilterKind: String, CaseIterable, Hashable, Sendable, Codable {
-    /// Key/button chatter (throttle-latest + distinctUntilChanged).
+    /// Key/button debounce (`KeyDebounce`: bounce and spurious-release methods).
     case keyChatter = "key_chatter"
     /// Switch / slow-sensor debounce.
     case debounce

@@ -9,6 +9,8 @@ import Yams
 ///   keys: 15ms            # chatter window for keys (off disables)
 ///   buttons: 25ms         # chatter window for buttons (BTN_*)
 ///   switches: 20ms        # debounce for EV_SW
+///   spurious: auto        # spurious-release method: auto (on once seen), always, off
+///   spurious_window: 12ms # how long a release is held when it is on
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
 /// devices:                # later rules override earlier ones
@@ -34,6 +36,10 @@ public struct FilterConfig: Hashable, Sendable {
         public var buttons: Int64 = 25_000_000
         /// Debounce window for switches (ns; 0 = off).
         public var switches: Int64 = 20_000_000
+        /// When keys and buttons use the spurious-release method.
+        public var spurious: SpuriousMode = .auto
+        /// How long a release is held when the spurious-release method is on (ns; 0 = off).
+        public var spuriousWindow: Int64 = 12_000_000
         /// Hysteresis for absolute axes.
         public var absHysteresis: Hysteresis = .fuzz
         /// Minimum interval between absolute-axis values (ns; 0 = unlimited).
@@ -90,6 +96,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var keys: Int64?
         public var buttons: Int64?
         public var switches: Int64?
+        public var spurious: SpuriousMode?
+        public var spuriousWindow: Int64?
         public var absHysteresis: Hysteresis?
         public var absMinInterval: Int64?
         public var relMinInterval: Int64?
@@ -115,6 +123,8 @@ public struct FilterConfig: Hashable, Sendable {
     public enum CodeFilterSpec: Hashable, Sendable {
         case off
         case window(Int64)
+        /// `EV_KEY` written as a mapping; nil parts come from the rule/defaults.
+        case key(window: Int64?, spurious: SpuriousMode?, spuriousWindow: Int64?)
         case debounce(Int64)
         case absolute(hysteresis: Hysteresis?, minInterval: Int64?)
         case relative(minInterval: Int64)
@@ -133,11 +143,14 @@ public struct FilterConfig: Hashable, Sendable {
         var keys = defaults.keys, buttons = defaults.buttons, switches = defaults.switches
         var hysteresis = defaults.absHysteresis, absInterval = defaults.absMinInterval
         var relInterval = defaults.relMinInterval
+        var spurious = defaults.spurious, spuriousWindow = defaults.spuriousWindow
         var codes: [CodeKey: CodeFilterSpec] = [:]
         for rule in rules where rule.match.matches(device) {
             keys = rule.keys ?? keys
             buttons = rule.buttons ?? buttons
             switches = rule.switches ?? switches
+            spurious = rule.spurious ?? spurious
+            spuriousWindow = rule.spuriousWindow ?? spuriousWindow
             hysteresis = rule.absHysteresis ?? hysteresis
             absInterval = rule.absMinInterval ?? absInterval
             relInterval = rule.relMinInterval ?? relInterval
@@ -155,7 +168,7 @@ public struct FilterConfig: Hashable, Sendable {
         for code in device.capabilities[EventType.key] ?? [] {
             if TouchCodes.isTouchOrTool(code) { continue }
             let w = CodeRange.isButton(code) ? buttons : keys
-            if w > 0 { s.keys[code] = .chatter(window: w) }
+            if w > 0 { s.keys[code] = .chatter(window: w, spurious: spurious, spuriousWindow: spuriousWindow) }
         }
         if switches > 0 {
             for code in device.capabilities[EventType.sw] ?? [] { s.switches[code] = .debounce(window: switches) }
@@ -171,7 +184,13 @@ public struct FilterConfig: Hashable, Sendable {
             let filter: CodeFilter
             switch spec {
             case .off: filter = .passthrough
-            case .window(let w): filter = key.type == EventType.sw ? .debounce(window: w) : .chatter(window: w)
+            case .window(let w):
+                filter = key.type == EventType.sw ? .debounce(window: w)
+                    : .chatter(window: w, spurious: spurious, spuriousWindow: spuriousWindow)
+            case .key(let w, let mode, let sw):
+                let window = w ?? (CodeRange.isButton(key.code) ? buttons : keys)
+                filter = window == 0 ? .passthrough
+                    : .chatter(window: window, spurious: mode ?? spurious, spuriousWindow: sw ?? spuriousWindow)
             case .debounce(let w): filter = .debounce(window: w)
             case .absolute(let h, let i):
                 filter = .absolute(hysteresis: hysteresisValue(h ?? hysteresis, code: key.code), minInterval: i ?? absInterval)

@@ -151,6 +151,8 @@ private struct ConfigReader {
             case "keys": d.keys = try duration(value, path)
             case "buttons": d.buttons = try duration(value, path)
             case "switches": d.switches = try duration(value, path)
+            case "spurious": d.spurious = try spuriousMode(value, path)
+            case "spurious_window": d.spuriousWindow = try duration(value, path)
             case "abs":
                 for (k, v) in try mapping(value, path) {
                     switch k {
@@ -169,7 +171,7 @@ private struct ConfigReader {
                     throw error(value, path, "only 'passthrough' is supported; configure single ABS_MT_* codes under codes:")
                 }
             default:
-                throw error(value, path, "unknown key (expected keys, buttons, switches, abs, rel, multitouch)")
+                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, multitouch)")
             }
         }
     }
@@ -187,6 +189,8 @@ private struct ConfigReader {
             case "keys": rule.keys = try duration(value, p)
             case "buttons": rule.buttons = try duration(value, p)
             case "switches": rule.switches = try duration(value, p)
+            case "spurious": rule.spurious = try spuriousMode(value, p)
+            case "spurious_window": rule.spuriousWindow = try duration(value, p)
             case "abs":
                 for (k, v) in try mapping(value, p) {
                     switch k {
@@ -209,7 +213,7 @@ private struct ConfigReader {
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }
             default:
-                throw error(value, p, "unknown key (expected match, keys, buttons, switches, abs, rel, codes)")
+                throw error(value, p, "unknown key (expected match, keys, buttons, switches, spurious, spurious_window, abs, rel, codes)")
             }
         }
         return rule
@@ -245,6 +249,15 @@ private struct ConfigReader {
         return match
     }
 
+    func spuriousMode(_ node: Node, _ path: String) throws -> SpuriousMode {
+        if case .scalar(let s) = node {
+            let text = s.string.trimmingSpaces().lowercased()
+            if let mode = SpuriousMode(rawValue: text) { return mode }
+            if text == "false" || text == "none" { return .off }
+        }
+        throw error(node, path, "expected auto, always or off")
+    }
+
     func codeSpec(_ node: Node, type: UInt16, path: String) throws -> FilterConfig.CodeFilterSpec {
         if case .scalar(let s) = node {
             let text = s.string.trimmingSpaces().lowercased()
@@ -260,16 +273,24 @@ private struct ConfigReader {
         var hysteresis: FilterConfig.Hysteresis?
         var interval: Int64?
         var debounce: Int64?
+        var spurious: SpuriousMode?
+        var spuriousWindow: Int64?
         for (k, v) in try mapping(node, path) {
             switch k {
             case "hysteresis" where type == EventType.abs: hysteresis = try self.hysteresis(v, path + "." + k)
             case "max_rate" where type == EventType.abs || type == EventType.rel: interval = try rate(v, path + "." + k)
             case "debounce" where type == EventType.abs || type == EventType.sw: debounce = try duration(v, path + "." + k)
             case "window" where type == EventType.key: debounce = try duration(v, path + "." + k)
+            case "spurious" where type == EventType.key: spurious = try spuriousMode(v, path + "." + k)
+            case "spurious_window" where type == EventType.key: spuriousWindow = try duration(v, path + "." + k)
             default: throw error(v, path + "." + k, "not a setting for \(EventNames.typeText(type)) codes")
             }
         }
-        if type == EventType.key { return debounce.map { $0 == 0 ? .off : .window($0) } ?? .off }
+        if type == EventType.key {
+            if debounce == 0 { return .off }
+            if debounce == nil && spurious == nil && spuriousWindow == nil { return .off }
+            return .key(window: debounce, spurious: spurious, spuriousWindow: spuriousWindow)
+        }
         if let debounce {
             guard hysteresis == nil, interval == nil else {
                 throw error(node, path, "debounce cannot be combined with hysteresis or max_rate")

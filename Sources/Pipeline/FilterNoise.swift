@@ -17,13 +17,18 @@ extension ObservableType where Element == InputFrame {
     ///   codes whose filter did not change keep their state.
     /// - `onUpdate`: called after every step, inside the gate, with the frame delivered (or
     ///   nil) and the counters — the state store's writer.
+    /// - `onSpurious`: called inside the gate with a key code whose spurious-release method
+    ///   just turned on by itself (`SpuriousMode.auto`).
+    /// - Time: windows are measured in event time (frame times). Values that settled before
+    ///   a frame's time are delivered before that frame even when the timer has not fired yet.
     public func filterNoise(_ settings: DeviceFilterSettings, scheduler: SchedulerType,
                             settingsUpdates: Observable<DeviceFilterSettings> = .never(),
-                            onUpdate: ((InputFrame?, DeviceCounters) -> Void)? = nil) -> Observable<InputFrame> {
+                            onUpdate: ((InputFrame?, DeviceCounters) -> Void)? = nil,
+                            onSpurious: ((UInt16) -> Void)? = nil) -> Observable<InputFrame> {
         let source = self
         return Observable.create { observer in
             let sink = NoiseFilterSink(downstream: observer, filter: NoiseFilter(settings: settings),
-                                       scheduler: scheduler, onUpdate: onUpdate)
+                                       scheduler: scheduler, onUpdate: onUpdate, onSpurious: onSpurious)
             let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.configure($0) })
             let frames = source.subscribe(AnyObserver { [weak sink] in sink?.on($0) })
             return Disposables.create(settingsSubscription, Disposables.create(frames, sink))
@@ -50,9 +55,12 @@ final class NoiseFilterSink: Disposable, @unchecked Sendable {
     private var armedDeadline: Int64?
     private var token: UInt64 = 0
     private var stopped = false
+    private var reported = 0
+    private let onSpurious: ((UInt16) -> Void)?
 
     init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter, scheduler: SchedulerType,
-         onUpdate: ((InputFrame?, DeviceCounters) -> Void)?) {
+         onUpdate: ((InputFrame?, DeviceCounters) -> Void)?, onSpurious: ((UInt16) -> Void)? = nil) {
+        self.onSpurious = onSpurious
         self.downstream = downstream
         self.filter = filter
         self.scheduler = scheduler
@@ -70,6 +78,16 @@ final class NoiseFilterSink: Disposable, @unchecked Sendable {
         if stopped { return }
         switch message {
         case .event(.next(let frame)):
+            // Filters decide on event time: what settled before this frame's time is
+            // delivered first, whether or not the scheduler's timer has fired yet (a replay
+            // faster than recorded runs ahead of its timers), so the output does not depend on
+            // the replay speed.
+            while let due = filter.nextDeadline, due <= frame.time {
+                let settled = filter.fire(at: due)
+                report()
+                onUpdate?(settled, filter.counters)
+                if let settled { downstream.on(.next(settled)) }
+            }
             let out = filter.process(frame)
             onUpdate?(out, filter.counters)
             if let out { downstream.on(.next(out)) }
@@ -77,6 +95,7 @@ final class NoiseFilterSink: Disposable, @unchecked Sendable {
             guard t == token, let deadline = armedDeadline else { return }   // stale timer
             armedDeadline = nil
             let out = filter.fire(at: deadline)
+            report()
             onUpdate?(out, filter.counters)
             if let out { downstream.on(.next(out)) }
         case .configure(let settings):
@@ -95,6 +114,14 @@ final class NoiseFilterSink: Disposable, @unchecked Sendable {
             return
         }
         rearm()
+    }
+
+    /// Tells `onSpurious` about codes whose spurious-release method just turned on.
+    private func report() {
+        let on = filter.spuriousTurnedOn
+        guard on.count > reported else { return }
+        for code in on[reported...] { onSpurious?(code) }
+        reported = on.count
     }
 
     private func rearm() {

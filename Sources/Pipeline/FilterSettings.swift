@@ -4,10 +4,10 @@ import InputModel
 public enum CodeFilter: Hashable, Sendable, CustomStringConvertible {
     /// Delivered unchanged.
     case passthrough
-    /// Keys and buttons: first edge at once, chatter inside `window` swallowed, the settled
-    /// state delivered at the window's end if it changed (throttle-latest +
-    /// distinctUntilChanged). Repeats (value 2) always pass.
-    case chatter(window: Int64)
+    /// Keys and buttons: the `KeyDebounce` state machine — bounce method with `window`,
+    /// spurious-release method with `spuriousWindow` as `spurious` says. Repeats (value 2)
+    /// always pass.
+    case chatter(window: Int64, spurious: SpuriousMode = .auto, spuriousWindow: Int64 = 12_000_000)
     /// Switches, slow sensors: a value is delivered once it has been stable for `window`.
     case debounce(window: Int64)
     /// Absolute axes: a change of at most `hysteresis` from the last delivered value counts
@@ -23,7 +23,8 @@ public enum CodeFilter: Hashable, Sendable, CustomStringConvertible {
         }
         switch self {
         case .passthrough: return "passthrough"
-        case .chatter(let w): return "chatter \(ms(w))"
+        case .chatter(let w, let mode, let s):
+            return mode == .off || s == 0 ? "debounce \(ms(w)), spurious off" : "debounce \(ms(w)), spurious \(mode.rawValue) \(ms(s))"
         case .debounce(let w): return "debounce \(ms(w))"
         case .absolute(let h, let i): return i > 0 ? "hysteresis \(h), every \(ms(i))" : "hysteresis \(h)"
         case .relative(let i): return i > 0 ? "sum every \(ms(i))" : "passthrough"

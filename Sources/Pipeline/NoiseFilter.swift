@@ -8,8 +8,8 @@ import Reactive
 /// that settled by then. `FrameFilterSink` drives it from an observable and one scheduler
 /// timer, in live mode and in replay alike.
 ///
-/// Per code (see `CodeFilter`): keys and buttons run `ThrottleState` (latest) followed by
-/// distinctUntilChanged — exactly the `throttle` operator's logic; switches run
+/// Per code (see `CodeFilter`): keys and buttons run the `KeyDebounce` state machine
+/// (bounce and spurious-release methods); switches run
 /// `DebounceState`; absolute axes a hysteresis against the last delivered value and an
 /// optional throttle; relative axes sum deltas per interval. Key repeats (value 2), `EV_MSC`,
 /// `EV_SYN` codes inside a frame (`SYN_MT_REPORT`), multitouch axes and codes without a filter
@@ -23,6 +23,7 @@ public struct NoiseFilter: Sendable {
         let code: UInt16
         var kind: Kind
         var throttle: ThrottleState<Int32>
+        var key: KeyDebounce
         var debounce: DebounceState<Int32>
         var hysteresis: Int32
         /// Last value delivered (distinctUntilChanged / hysteresis reference).
@@ -42,6 +43,8 @@ public struct NoiseFilter: Sendable {
     private var absIndex = [Int16](repeating: -1, count: 64)
     private var relIndex = [Int16](repeating: -1, count: 64)
     private var lastTime: Int64 = .min
+    /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
+    public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
     public private(set) var counters = DeviceCounters()
 
@@ -86,20 +89,23 @@ public struct NoiseFilter: Sendable {
         add(EventType.rel, settings.relative)
         // Every held value whose slot was not kept is lost: its filter changed, or the code
         // became passthrough or left the settings. Count it, so the counts still add up.
-        for (key, previous) in old where previous.deadline != nil && !reused.contains(key) {
-            counters[Self.counterKind(previous)].dropped += 1
+        for (key, previous) in old where !reused.contains(key) {
+            let held = previous.kind == .chatter ? previous.key.isHolding : previous.deadline != nil
+            if held { counters[Self.counterKind(previous)].dropped += 1 }
         }
     }
 
     private static func makeSlot(type: UInt16, code: UInt16, filter: CodeFilter) -> CodeSlot? {
-        func slot(_ kind: Kind, window: Int64 = 0, hysteresis: Int32 = 0, interval: Int64 = 0) -> CodeSlot {
+        func slot(_ kind: Kind, window: Int64 = 0, hysteresis: Int32 = 0, interval: Int64 = 0,
+                  key: KeyDebounce = KeyDebounce(window: 0, spuriousWindow: 0, mode: .off)) -> CodeSlot {
             CodeSlot(type: type, code: code, kind: kind, throttle: ThrottleState(dueTime: window, latest: true),
-                     debounce: DebounceState(dueTime: window), hysteresis: hysteresis, lastOut: nil,
+                     key: key, debounce: DebounceState(dueTime: window), hysteresis: hysteresis, lastOut: nil,
                      deadline: nil, interval: interval, windowEnd: nil)
         }
         switch filter {
         case .passthrough: return nil
-        case .chatter(let w): return w > 0 ? slot(.chatter, window: w) : nil
+        case .chatter(let w, let mode, let s):
+            return w > 0 ? slot(.chatter, window: w, key: KeyDebounce(window: w, spuriousWindow: s, mode: mode)) : nil
         case .debounce(let w): return w > 0 ? slot(.debounce, window: w) : nil
         case .absolute(let h, let i): return h > 0 || i > 0 ? slot(.absolute, window: i, hysteresis: h) : nil
         case .relative(let i): return i > 0 ? slot(.relative, interval: i) : nil
@@ -108,7 +114,7 @@ public struct NoiseFilter: Sendable {
 
     private static func sameFilter(_ a: CodeSlot, _ b: CodeSlot) -> Bool {
         a.kind == b.kind && a.throttle.dueTime == b.throttle.dueTime && a.hysteresis == b.hysteresis
-            && a.interval == b.interval
+            && a.interval == b.interval && a.key.spuriousWindow == b.key.spuriousWindow && a.key.mode == b.key.mode
     }
 
     private static func counterKind(_ slot: CodeSlot) -> FilterKind {
@@ -195,27 +201,10 @@ public struct NoiseFilter: Sendable {
         let kind = Self.counterKind(slots[index])
         switch slots[index].kind {
         case .chatter:
-            let hadKept = slots[index].throttle.kept != nil
-            switch slots[index].throttle.onNext(value, now: now) {
-            case .emit(let v), .emitAndDisarm(let v):
-                if hadKept {
-                    counters[kind].dropped &+= 1   // the kept value was superseded
-                    slots[index].deadline = nil
-                }
-                if slots[index].lastOut == v {
-                    counters[kind].dropped &+= 1
-                    return nil
-                }
-                slots[index].lastOut = v
-                return v
-            case .arm(let deadline, _):
-                if hadKept { counters[kind].dropped &+= 1 }
-                slots[index].deadline = deadline
-                return nil
-            default:
-                if hadKept { counters[kind].dropped &+= 1 }
-                return nil
-            }
+            let step = slots[index].key.on(value == 0 ? .release : .press, at: now)
+            slots[index].deadline = slots[index].key.deadline
+            counters[kind].dropped &+= UInt64(step.dropped)
+            return step.emit
         case .debounce:
             if slots[index].debounce.pending != nil { counters[kind].dropped &+= 1 }
             if case .arm(let deadline, _) = slots[index].debounce.onNext(value, now: now) {
@@ -277,19 +266,23 @@ public struct NoiseFilter: Sendable {
             let s = slots[index]
             let kind = Self.counterKind(s)
             switch s.kind {
-            case .chatter, .absolute:
-                guard case .emit(let v) = slots[index].throttle.onTick(s.throttle.generation, now: deadline) else { continue }
-                let unchanged: Bool
-                if s.kind == .chatter {
-                    unchanged = s.lastOut == v
-                } else {
-                    unchanged = s.lastOut.map { abs(Int64(v) - Int64($0)) <= Int64(s.hysteresis) } ?? false
+            case .chatter:
+                let step = slots[index].key.on(.timeout, at: deadline)
+                slots[index].deadline = slots[index].key.deadline
+                counters[kind].dropped &+= UInt64(step.dropped)
+                if step.spuriousTurnedOn { spuriousTurnedOn.append(s.code) }
+                if let v = step.emit {
+                    counters[kind].delayed &+= 1
+                    out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
                 }
+            case .absolute:
+                guard case .emit(let v) = slots[index].throttle.onTick(s.throttle.generation, now: deadline) else { continue }
+                let unchanged = s.lastOut.map { abs(Int64(v) - Int64($0)) <= Int64(s.hysteresis) } ?? false
                 if unchanged {
-                    counters[s.kind == .chatter ? kind : .absHysteresis].dropped &+= 1
+                    counters[.absHysteresis].dropped &+= 1
                     continue
                 }
-                counters[s.kind == .chatter ? kind : .absRate].delayed &+= 1
+                counters[.absRate].delayed &+= 1
                 slots[index].lastOut = v
                 out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
             case .debounce:

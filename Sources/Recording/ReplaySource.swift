@@ -6,9 +6,10 @@ import Synchronization
 /// added, its frames arrive at their recorded times, then it is announced as removed — so
 /// device scopes are exercised exactly as in live mode.
 ///
-/// Time: recording time 0 maps to the scheduler's clock when the replay starts (`origin`),
-/// and a frame recorded at `t` is delivered at `origin + t / speed` with that value as its
-/// `time`, so the filters' windows and the scheduler's timers agree. On a
+/// Time: recording time 0 maps to the scheduler's clock when the replay starts (`origin`).
+/// A frame recorded at `t` is delivered at `origin + t / speed`, and carries the event time
+/// `origin + t` whatever the speed — the filters decide on event time, so a replay filters
+/// the same at any speed (at speed 1 the two agree). On a
 /// `VirtualTimeScheduler` the replay advances with the virtual clock (tests: an hour of
 /// input in milliseconds, byte-identical every run); on a dispatch scheduler it paces in real
 /// time (`speed` 1), faster (`speed` > 1) or as fast as possible (`speed` = .infinity).
@@ -51,6 +52,9 @@ public final class ReplaySource: @unchecked Sendable {
     // Touched only from timer fires (serial) and `start`.
     private var cursor = 0
     private var origin: Int64 = 0
+    /// Event time of recording time 0 in the current pass (`origin` on the first pass;
+    /// later passes continue after the previous one's last event).
+    private var eventOrigin: Int64 = 0
     private var timer: SchedulerTimer?
     private var generation: UInt64 = 0
     private var present: [Bool]
@@ -141,6 +145,7 @@ public final class ReplaySource: @unchecked Sendable {
 
     private func begin() {
         origin = scheduler.now
+        eventOrigin = origin
         cursor = 0
         timer = scheduler.makeTimer { [weak self] token in self?.fire(token) }
         run()
@@ -188,11 +193,11 @@ public final class ReplaySource: @unchecked Sendable {
                 changes.onNext(.added(info))
             case .frame(let i):
                 var frame = frames[step.device][i]
-                frame.time = due
-                // Identity mapping (origin 0, speed 1, the usual replay): the events keep their
-                // times, and the frame shares its recorded array instead of copying it.
-                if origin != 0 || speed != 1 {
-                    for j in frame.events.indices { frame.events[j].time = mapTime(frame.events[j].time) }
+                frame.time = eventOrigin + frame.time
+                // Identity mapping (origin 0, the usual replay): the events keep their times,
+                // and the frame shares its recorded array instead of copying it.
+                if eventOrigin != 0 {
+                    for j in frame.events.indices { frame.events[j].time += eventOrigin }
                 }
                 subjects[step.device].onNext(frame)
             case .remove:
@@ -204,6 +209,7 @@ public final class ReplaySource: @unchecked Sendable {
             if timer == nil { return }   // stopped by a subscriber while delivering
         }
         if loop {
+            eventOrigin += max(steps.last?.time ?? 0, now - origin) + loopGap
             origin = now + loopGap
             cursor = 0
             generation &+= 1

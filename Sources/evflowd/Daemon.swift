@@ -1,4 +1,5 @@
 import Foundation
+import InputModel
 import Logging
 import Pipeline
 import Reactive
@@ -76,6 +77,10 @@ struct InputService: Service {
 
     func run() async throws {
         let baseline = LiveResources.count
+        let logger = self.logger
+        let notices = hub.spuriousNotices.subscribe(onNext: { notice in
+            logger.notice("spurious-release debounce turned on for \(EventNames.codeText(type: EventType.key, code: notice.code)) of \(notice.device.id) (\(notice.device.name)): a release was followed by a re-press that stayed down; releases of this code are now held for the spurious window")
+        })
         let subscription = hub.start(changes: source.changes, frames: source.frames)
         // The source enumerates inside its subscription, on the input scheduler: a job
         // scheduled after it runs once the present devices are known.
@@ -88,6 +93,7 @@ struct InputService: Service {
         let finished = Latch()
         scheduler.schedule {
             subscription.dispose()
+            notices.dispose()
             finished.open()
         }
         await finished.wait()

@@ -4,7 +4,7 @@ import Reactive
 import ReactiveTesting
 import Testing
 
-/// Keys and buttons: throttle-latest + distinctUntilChanged, on the virtual clock (1 tick = 1 ms).
+/// Keys and buttons: the `KeyDebounce` state machine through `filterNoise`, on the virtual clock (1 tick = 1 ms).
 @Suite("NoiseFilter: keys and buttons") struct KeyChatterTests {
     let window = settings(EventType.key, C.KEY_A, .chatter(window: 25 * ms))
 
