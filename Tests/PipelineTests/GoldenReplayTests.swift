@@ -74,9 +74,9 @@ import Testing
 
     /// Replays `recording` through a `DeviceHub` with the default configuration on a
     /// `VirtualTimeScheduler`, until nothing is left to do; disposes everything.
-    static func replay(_ recording: Recording) throws -> Output {
+    static func replay(_ recording: Recording, speed: Double = 1) throws -> Output {
         let scheduler = VirtualTimeScheduler()
-        let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: speed)
         let store = StateStore()
         let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
         var lines: [String] = []
@@ -152,6 +152,32 @@ import Testing
         #expect(!first.frames.isEmpty)
         try Self.compare(first.frames, golden: path + ".frames.txt")
         try Self.compare(first.state, golden: path + ".state.json")
+        #expect(LiveResources.count == baseline)
+    }
+
+    /// The frame lines of each device, in their order (devices sorted by id): across devices
+    /// the delivery order may differ with the speed, within one device it must not.
+    static func perDevice(_ frames: String) -> [String: [Substring]] {
+        var by: [String: [Substring]] = [:]
+        for line in frames.split(separator: "\n") {
+            let id = line.split(separator: " ", maxSplits: 2)[1]
+            by[String(id), default: []].append(line)
+        }
+        return by
+    }
+
+    @Test("replay speed does not change what is filtered: speeds 0 (as fast as possible), 1 and 50 give the golden output",
+          arguments: Fixtures.recordings())
+    func speedIndependent(path: String) throws {
+        let baseline = LiveResources.count
+        let recording = try Recording.read(contentsOf: Fixtures.recording(path))
+        let golden = try String(contentsOf: Self.goldenRoot.appendingPathComponent(path + ".frames.txt"), encoding: .utf8)
+        let goldenState = try String(contentsOf: Self.goldenRoot.appendingPathComponent(path + ".state.json"), encoding: .utf8)
+        for speed in [Double.infinity, 1, 50] {
+            let out = try Self.replay(recording, speed: speed)
+            #expect(Self.perDevice(out.frames) == Self.perDevice(golden), "\(path) at speed \(speed)")
+            #expect(out.state == goldenState, "\(path) at speed \(speed)")
+        }
         #expect(LiveResources.count == baseline)
     }
 
