@@ -1,56 +1,187 @@
 import InputModel
 
 /// The analysis behind `evflowctl analyze RECORDING`: how much each key and button of a
-/// recording chatters, and which chatter window would swallow it.
+/// recording chatters, and which debounce settings remove it — proven by running the real
+/// filter (`NoiseFilter`, `KeyDebounce`) over the recording.
 ///
-/// Works on the raw (unfiltered) events. Per `EV_KEY` code it counts presses (1), releases (0)
-/// and repeats (2), and collects two kinds of short intervals, each as a histogram of 5 ms
-/// buckets below 100 ms:
-/// - release→press gaps: bounce on release (the contact re-closes a few ms after opening), and
-///   fast real re-presses (double-clicks, ≥ ~50 ms);
-/// - press→release holds: bounce on press (the contact opens again a few ms after closing).
+/// Works on the raw events of complete frames: events after a device's last `SYN_REPORT`
+/// are ignored, as a replay ignores them. Per `EV_KEY` code it counts presses (1), releases
+/// (0) and repeats (2), and histograms (5 ms buckets below 100 ms) the release→press gaps and
+/// press→release holds. Edges are paired by order, not by time, so two edges with the same
+/// timestamp make an interval of 0.
 ///
-/// Suggested window (`suggestWindow`): intervals shorter than `bounceCeiling` (30 ms) are taken
-/// as contact bounce — faster than a person releases or re-presses a key. The suggestion is the
-/// smallest whole-millisecond window that swallows at least 99% of them (a chatter window
-/// swallows an interval shorter than itself), at least 5 ms. It is therefore at most 30 ms,
-/// well below the fastest plausible human re-press (~50 ms), which survives it. Without bounce the suggestion is the
-/// default for the code's kind (15 ms keys, 25 ms buttons). Touch and tool contacts
-/// (`BTN_TOUCH`, `BTN_TOOL_*`) are reported but get no suggestion: they are never
-/// chatter-filtered by default, because fast taps on them are real.
+/// Real presses: a press is a real one when it is the code's first, or comes at least
+/// `bounceCeiling` (30 ms) after the previous release — faster than a person re-presses; a
+/// press sooner than that is contact bounce or a spurious release. The filter's output is
+/// checked against them: a real press with no delivered press in its span (up to the next
+/// real press) is *lost*; each delivered press beyond the first in a span is a *remaining
+/// bounce* (an extra click). Both must be 0.
 ///
-/// Pipeline does not depend on the Recording module, so the input is a list of devices with
-/// their events; with a `Recording`: `ChatterAnalysis.analyze(recording.devices.map { ($0.info, $0.events) })`.
+/// The suggestion (`search`): the default setting if it already gives 0 and 0; otherwise the
+/// smallest window from 5 to 30 ms (whole ms) that does, with the spurious mode `auto`, else
+/// `always`; if none does, the setting with the fewest lost presses, then remaining bounces.
+/// The report gives both outcomes and the closest real double-click (the shortest
+/// release→press gap of a real press), which a window must stay below.
+///
+/// Touch and tool contacts (`BTN_TOUCH`, `BTN_TOOL_*`) are reported but not filtered, so they
+/// get no suggestion. Pipeline does not depend on the Recording module, so the input is a
+/// list of devices with their events; with a `Recording`:
+/// `ChatterAnalysis.analyze(recording.devices.map { ($0.info, $0.events) })`.
 public enum ChatterAnalysis {
     /// Intervals up to this length are reported (ns).
     public static let threshold: Int64 = 100_000_000
     /// Histogram bucket width (ns).
     public static let bucketWidth: Int64 = 5_000_000
-    /// Intervals shorter than this are taken as contact bounce (ns).
+    /// A press sooner than this after a release is not a real press (ns).
     public static let bounceCeiling: Int64 = 30_000_000
-    /// The smallest window suggested (ns).
+    /// The window search: from this (ns) ...
     public static let windowFloor: Int64 = 5_000_000
-    /// Share of bounce intervals the suggested window must swallow.
-    public static let coverage = 0.99
+    /// ... to this (ns), in whole milliseconds.
+    public static let windowCeiling: Int64 = 30_000_000
 
-    /// Analyses the `EV_KEY` events of each device (events in time order, `SYN_REPORT`s may be included).
-    public static func analyze(_ devices: [(info: DeviceInfo, events: [InputEvent])]) -> ChatterReport {
+    /// Analyses the `EV_KEY` events of each device (events in time order, with their `SYN_REPORT`s).
+    public static func analyze(_ devices: [(info: DeviceInfo, events: [InputEvent])],
+                               config: FilterConfig = FilterConfig()) -> ChatterReport {
         var codes: [ChatterReport.CodeReport] = []
         for (info, events) in devices {
+            let frames = completeFrames(events)
             var perCode: [UInt16: Tracker] = [:]
-            var order: [UInt16] = []
-            for e in events where e.type == EventType.key {
-                if perCode[e.code] == nil {
-                    perCode[e.code] = Tracker()
-                    order.append(e.code)
+            var keyFrames: [UInt16: [InputFrame]] = [:]
+            for frame in frames {
+                for e in frame.events where e.type == EventType.key {
+                    perCode[e.code, default: Tracker()].add(e)
+                    keyFrames[e.code, default: []].append(InputFrame(time: frame.time, events: [e]))
                 }
-                perCode[e.code]!.add(e)
             }
-            for code in order.sorted() {
-                codes.append(perCode[code]!.report(device: info, code: code))
+            let defaults = config.settings(for: info)
+            for code in perCode.keys.sorted() {
+                codes.append(perCode[code]!.report(device: info, code: code, frames: keyFrames[code] ?? [],
+                                                   defaultFilter: defaults.keys[code] ?? .passthrough))
             }
         }
         return ChatterReport(codes: codes)
+    }
+
+    /// The frames a replay delivers: events grouped up to each `SYN_REPORT` (the frame's
+    /// time); events after the last one are dropped.
+    public static func completeFrames(_ events: [InputEvent]) -> [InputFrame] {
+        var frames: [InputFrame] = []
+        var pending: [InputEvent] = []
+        for e in events {
+            if e.type == EventType.syn && e.code == SynCode.report {
+                frames.append(InputFrame(time: e.time, events: pending))
+                pending = []
+            } else {
+                pending.append(e)
+            }
+        }
+        return frames
+    }
+
+    /// What one setting does to one code's frames.
+    public struct Outcome: Hashable, Sendable {
+        /// Real presses in the input.
+        public var realPresses = 0
+        /// Presses delivered.
+        public var deliveredPresses = 0
+        /// Delivered presses beyond one per real press (bounce that got through).
+        public var remainingBounces = 0
+        /// Real presses with no delivered press.
+        public var lostPresses = 0
+        /// The spurious-release method turned on by itself.
+        public var spuriousTurnedOn = false
+        /// An outcome with these counts.
+        public init(realPresses: Int = 0, deliveredPresses: Int = 0, remainingBounces: Int = 0, lostPresses: Int = 0,
+                    spuriousTurnedOn: Bool = false) {
+            self.realPresses = realPresses
+            self.deliveredPresses = deliveredPresses
+            self.remainingBounces = remainingBounces
+            self.lostPresses = lostPresses
+            self.spuriousTurnedOn = spuriousTurnedOn
+        }
+
+        /// No bounce left and no press lost.
+        public var isClean: Bool { remainingBounces == 0 && lostPresses == 0 }
+    }
+
+    /// Runs `filter` over the frames of one code (the real `NoiseFilter`, in event time, held
+    /// values delivered at the end) and checks the output against the real presses.
+    public static func evaluate(code: UInt16, frames: [InputFrame], filter: CodeFilter) -> Outcome {
+        var settings = DeviceFilterSettings()
+        settings.keys[code] = filter
+        var noise = NoiseFilter(settings: settings)
+        var output: [InputFrame] = []
+        for frame in frames {
+            while let due = noise.nextDeadline, due <= frame.time {
+                if let f = noise.fire(at: due) { output.append(f) }
+            }
+            if let f = noise.process(frame) { output.append(f) }
+        }
+        while let due = noise.nextDeadline, let f = noise.fire(at: due) { output.append(f) }
+        var outcome = Outcome()
+        outcome.spuriousTurnedOn = !noise.spuriousTurnedOn.isEmpty
+        let starts = realPressTimes(frames.flatMap(\.events).filter { $0.type == EventType.key && $0.code == code })
+        outcome.realPresses = starts.count
+        var perSpan = [Int](repeating: 0, count: starts.count)
+        for f in output {
+            for e in f.events where e.type == EventType.key && e.code == code && e.value == 1 {
+                outcome.deliveredPresses += 1
+                // The span of the last real press at or before the delivered one.
+                var lo = 0, hi = starts.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if starts[mid] <= e.time { lo = mid + 1 } else { hi = mid }
+                }
+                if lo == 0 { outcome.remainingBounces += 1 } else { perSpan[lo - 1] += 1 }
+            }
+        }
+        for n in perSpan {
+            if n == 0 { outcome.lostPresses += 1 } else { outcome.remainingBounces += n - 1 }
+        }
+        return outcome
+    }
+
+    /// Times of the real presses of one code's events (see the type's documentation).
+    static func realPressTimes(_ events: [InputEvent]) -> [Int64] {
+        var starts: [Int64] = []
+        var down = false
+        var lastRelease: Int64?
+        for e in events {
+            if e.value == 1 && !down {
+                if lastRelease.map({ e.time - $0 >= bounceCeiling }) ?? true { starts.append(e.time) }
+                down = true
+            } else if e.value == 0 && down {
+                lastRelease = e.time
+                down = false
+            } else if e.value == 0 && lastRelease == nil {
+                lastRelease = e.time   // a release first: the key was down before the recording
+            }
+        }
+        return starts
+    }
+
+    /// The settings tried, in order of preference, and the one chosen.
+    public static func search(code: UInt16, frames: [InputFrame], defaultFilter: CodeFilter)
+        -> (filter: CodeFilter, outcome: Outcome, defaultOutcome: Outcome) {
+        let defaultOutcome = evaluate(code: code, frames: frames, filter: defaultFilter)
+        if defaultOutcome.isClean { return (defaultFilter, defaultOutcome, defaultOutcome) }
+        var spuriousWindow: Int64 = 12_000_000
+        if case .chatter(_, _, let s) = defaultFilter, s > 0 { spuriousWindow = s }
+        var best: (filter: CodeFilter, outcome: Outcome)?
+        for mode in [SpuriousMode.auto, .always] {
+            var w = windowFloor
+            while w <= windowCeiling {
+                let filter = CodeFilter.chatter(window: w, spurious: mode, spuriousWindow: spuriousWindow)
+                let outcome = evaluate(code: code, frames: frames, filter: filter)
+                if outcome.isClean { return (filter, outcome, defaultOutcome) }
+                if best == nil || (outcome.lostPresses, outcome.remainingBounces)
+                    < (best!.outcome.lostPresses, best!.outcome.remainingBounces) {
+                    best = (filter, outcome)
+                }
+                w += 1_000_000
+            }
+        }
+        return (best!.filter, best!.outcome, defaultOutcome)
     }
 
     /// Per-code accumulation.
@@ -58,6 +189,7 @@ public enum ChatterAnalysis {
         var presses = 0, releases = 0, repeats = 0
         var lastPress: Int64?
         var lastRelease: Int64?
+        var down: Bool?
         var gaps: [Int64] = []    // release→press, all lengths
         var holds: [Int64] = []   // press→release, all lengths
 
@@ -65,60 +197,70 @@ public enum ChatterAnalysis {
             switch e.value {
             case 1:
                 presses += 1
-                if let r = lastRelease, lastPress.map({ $0 < r }) ?? true { gaps.append(e.time - r) }
+                if down == false, let r = lastRelease { gaps.append(e.time - r) }
                 lastPress = e.time
+                down = true
             case 0:
                 releases += 1
-                if let p = lastPress, lastRelease.map({ $0 < p }) ?? true { holds.append(e.time - p) }
+                if down == true, let p = lastPress { holds.append(e.time - p) }
                 lastRelease = e.time
+                down = false
             default:
                 repeats += 1
             }
         }
 
-        func report(device: DeviceInfo, code: UInt16) -> ChatterReport.CodeReport {
+        func report(device: DeviceInfo, code: UInt16, frames: [InputFrame], defaultFilter: CodeFilter)
+            -> ChatterReport.CodeReport {
             let isTouch = (0x140...0x14f).contains(code)
-            let suggestion = isTouch ? nil : ChatterAnalysis.suggestWindow(gaps: gaps, holds: holds,
-                                                                            isButton: CodeRange.isButton(code))
-            return ChatterReport.CodeReport(
-                deviceID: device.id.rawValue, deviceName: device.name,
+            var report = ChatterReport.CodeReport(
+                deviceID: device.id.rawValue, deviceName: device.name, vendor: device.inputID.vendor,
+                product: device.inputID.product,
                 code: EventNames.codeText(type: EventType.key, code: code), codeNumber: code,
                 presses: presses, releases: releases, repeats: repeats,
                 gaps: ChatterReport.Histogram(gaps), holds: ChatterReport.Histogram(holds),
                 shortestGap: gaps.min(), shortestHold: holds.min(),
-                suggestedWindow: suggestion?.window,
-                reasoning: suggestion?.reasoning
-                    ?? "touch/tool contact: reports contact, not a mechanical switch; not chatter-filtered")
+                suggestedWindow: nil, suggestedSpurious: nil, suggestion: nil, withDefault: nil,
+                closestDoubleClick: nil,
+                reasoning: "touch/tool contact: reports contact, not a mechanical switch; not filtered")
+            let events = frames.flatMap(\.events)
+            var closest: Int64?
+            var lastRelease: Int64?
+            var down = false
+            for e in events {
+                if e.value == 1 && !down, let r = lastRelease, e.time - r >= ChatterAnalysis.bounceCeiling {
+                    closest = min(closest ?? .max, e.time - r)
+                }
+                if e.value == 1 { down = true } else if e.value == 0 { down = false; lastRelease = e.time }
+            }
+            report.closestDoubleClick = closest
+            guard !isTouch else { return report }
+            let found = ChatterAnalysis.search(code: code, frames: frames, defaultFilter: defaultFilter)
+            report.withDefault = found.defaultOutcome
+            report.suggestion = found.outcome
+            if case .chatter(let w, let mode, _) = found.filter {
+                report.suggestedWindow = w
+                report.suggestedSpurious = mode
+            }
+            let filterText = report.suggestedWindow.map { "window \(ChatterAnalysis.ms($0)), spurious \(report.suggestedSpurious!.rawValue)" }
+                ?? "no filter"
+            var why: String
+            if found.filter == defaultFilter {
+                why = "the default (\(filterText)) leaves no bounce and loses no press"
+            } else if found.outcome.isClean {
+                why = "the default leaves \(found.defaultOutcome.remainingBounces) bounce(s) and loses "
+                    + "\(found.defaultOutcome.lostPresses) press(es); \(filterText) is the smallest setting that leaves none"
+            } else {
+                why = "no window from \(ChatterAnalysis.ms(ChatterAnalysis.windowFloor)) to \(ChatterAnalysis.ms(ChatterAnalysis.windowCeiling)) is clean; "
+                    + "\(filterText) comes closest"
+            }
+            if found.outcome.spuriousTurnedOn && report.suggestedSpurious == .auto {
+                why += " (the spurious-release method turns on by itself on this recording)"
+            }
+            if let closest { why += "; closest real double-click: \(ChatterAnalysis.ms(closest)) between release and press" }
+            report.reasoning = why
+            return report
         }
-    }
-
-    /// The suggested chatter window and why.
-    public static func suggestWindow(gaps: [Int64], holds: [Int64], isButton: Bool) -> (window: Int64, reasoning: String) {
-        let bounce = (gaps + holds).filter { $0 >= 0 && $0 < bounceCeiling }.sorted()
-        let defaultWindow: Int64 = isButton ? 25_000_000 : 15_000_000
-        guard !bounce.isEmpty else {
-            return (defaultWindow, "no interval under \(ms(bounceCeiling)) (no bounce seen); keep the default for "
-                + (isButton ? "buttons" : "keys") + " (\(ms(defaultWindow)))")
-        }
-        // The interval at the 99% rank: every interval up to it must be shorter than the window.
-        let rank = max(Int((Double(bounce.count) * coverage).rounded(.up)), 1)
-        let covered = bounce[rank - 1]
-        var window = (covered / 1_000_000 + 1) * 1_000_000
-        var notes = "\(bounce.count) interval(s) under \(ms(bounceCeiling)) taken as bounce "
-            + "(\(gaps.filter { $0 >= 0 && $0 < bounceCeiling }.count) release→press, "
-            + "\(holds.filter { $0 >= 0 && $0 < bounceCeiling }.count) press→release); "
-            + "the \(rank == bounce.count ? "longest" : "99th-percentile") is \(ms(covered)), "
-            + "so a window of \(ms(window)) swallows \(rank) of \(bounce.count)"
-        if window < windowFloor {
-            window = windowFloor
-            notes += "; raised to the \(ms(windowFloor)) minimum"
-        }
-        notes += "; below a fast human re-press (~50ms)"
-        let survivors = gaps.filter { $0 >= window && $0 < threshold }
-        if let shortest = survivors.min() {
-            notes += "; \(survivors.count) release→press gap(s) from \(ms(shortest)) up stay (fast re-presses)"
-        }
-        return (window, notes)
     }
 
     /// `12ms`, `12.3ms`.
@@ -154,6 +296,8 @@ public struct ChatterReport: Hashable, Sendable {
         public var deviceID: String
         /// Device name.
         public var deviceName: String
+        /// Vendor and product (for `--config-out`).
+        public var vendor: UInt16, product: UInt16
         /// Code name (`KEY_A`, `BTN_LEFT`).
         public var code: String
         /// Code number.
@@ -166,8 +310,14 @@ public struct ChatterReport: Hashable, Sendable {
         public var holds: Histogram
         /// Shortest release→press gap and press→release duration (ns), any length.
         public var shortestGap: Int64?, shortestHold: Int64?
-        /// Suggested chatter window (ns); nil for touch/tool contacts.
+        /// Suggested debounce window (ns); nil for touch/tool contacts.
         public var suggestedWindow: Int64?
+        /// Suggested spurious-release mode; nil for touch/tool contacts.
+        public var suggestedSpurious: SpuriousMode?
+        /// What the suggestion and the default do to this recording (nil for touch/tool contacts).
+        public var suggestion: ChatterAnalysis.Outcome?, withDefault: ChatterAnalysis.Outcome?
+        /// The shortest release→press gap before a real press (ns).
+        public var closestDoubleClick: Int64?
         /// Why this window.
         public var reasoning: String
     }
@@ -190,8 +340,14 @@ public struct ChatterReport: Hashable, Sendable {
             out += "  \(c.code): \(c.presses) presses, \(c.releases) releases, \(c.repeats) repeats\n"
             out += histogramText("release→press", c.gaps, shortest: c.shortestGap)
             out += histogramText("press→release", c.holds, shortest: c.shortestHold)
-            if let w = c.suggestedWindow {
-                out += "    suggested window: \(ChatterAnalysis.ms(w)) — \(c.reasoning)\n"
+            if let w = c.suggestedWindow, let mode = c.suggestedSpurious {
+                if let d = c.withDefault {
+                    out += "    with the default: \(d.remainingBounces) bounce(s) left, \(d.lostPresses) of \(d.realPresses) real press(es) lost\n"
+                }
+                if let o = c.suggestion {
+                    out += "    with the suggestion: \(o.remainingBounces) bounce(s) left, \(o.lostPresses) of \(o.realPresses) real press(es) lost\n"
+                }
+                out += "    suggested: window \(ChatterAnalysis.ms(w)), spurious \(mode.rawValue) — \(c.reasoning)\n"
             } else {
                 out += "    no suggestion — \(c.reasoning)\n"
             }
@@ -214,6 +370,38 @@ public struct ChatterReport: Hashable, Sendable {
         return s
     }
 
+    /// The suggestions as a configuration file (`--config-out`): one rule per device,
+    /// matched by vendor:product and name, with a `codes:` entry per key or button that has a
+    /// suggestion. `FilterConfig.parse` accepts it.
+    public func configSnippet() -> String {
+        var out = "# written by evflowctl analyze: per code, the debounce that left no bounce and lost no press\n"
+        out += "version: 1\n"
+        var devices: [(String, [CodeReport])] = []
+        for c in codes where c.suggestedWindow != nil {
+            if devices.last?.0 == c.deviceID { devices[devices.count - 1].1.append(c) } else { devices.append((c.deviceID, [c])) }
+        }
+        if devices.isEmpty { return out }
+        out += "devices:\n"
+        func hex(_ v: UInt16) -> String {
+            let h = String(v, radix: 16)
+            return String(repeating: "0", count: 4 - h.count) + h
+        }
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"") + "\""
+        }
+        for (_, list) in devices {
+            let first = list[0]
+            out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(quoted(first.deviceName)) }\n"
+            out += "    codes:\n"
+            for c in list {
+                let w = c.suggestedWindow!
+                let text = w % 1_000_000 == 0 ? "\(w / 1_000_000)ms" : "\(w / 1000)us"
+                out += "      \(c.code): { window: \(text), spurious: \(c.suggestedSpurious!.rawValue) }\n"
+            }
+        }
+        return out
+    }
+
     /// The report as one JSON object (keys sorted, times in ns, histograms as 20 counts of 5 ms).
     public func renderJSON() -> String {
         let w = JSONText()
@@ -223,7 +411,10 @@ public struct ChatterReport: Hashable, Sendable {
                 w.array(codes) { c in
                     w.object {
                         w.field("code") { w.string(c.code) }
+                        w.field("closest_double_click_ns") { w.optional(c.closestDoubleClick) }
                         w.field("code_number") { w.number(Int64(c.codeNumber)) }
+                        w.field("default_lost_presses") { w.optional(c.withDefault.map { Int64($0.lostPresses) }) }
+                        w.field("default_remaining_bounces") { w.optional(c.withDefault.map { Int64($0.remainingBounces) }) }
                         w.field("device_id") { w.string(c.deviceID) }
                         w.field("device_name") { w.string(c.deviceName) }
                         w.field("gaps") { w.array(c.gaps.counts) { w.number(Int64($0)) } }
@@ -233,7 +424,13 @@ public struct ChatterReport: Hashable, Sendable {
                         w.field("releases") { w.number(Int64(c.releases)) }
                         w.field("repeats") { w.number(Int64(c.repeats)) }
                         w.field("shortest_gap_ns") { w.optional(c.shortestGap) }
+                        w.field("real_presses") { w.optional(c.suggestion.map { Int64($0.realPresses) }) }
                         w.field("shortest_hold_ns") { w.optional(c.shortestHold) }
+                        w.field("suggested_lost_presses") { w.optional(c.suggestion.map { Int64($0.lostPresses) }) }
+                        w.field("suggested_remaining_bounces") { w.optional(c.suggestion.map { Int64($0.remainingBounces) }) }
+                        w.field("suggested_spurious") {
+                            if let m = c.suggestedSpurious { w.string(m.rawValue) } else { w.optional(nil) }
+                        }
                         w.field("suggested_window_ns") { w.optional(c.suggestedWindow) }
                     }
                 }
@@ -308,5 +505,19 @@ private final class JSONText {
             }
         }
         text += "\""
+    }
+}
+
+extension String {
+    /// Every `target` replaced by `replacement` (Pipeline does not import Foundation).
+    fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
     }
 }

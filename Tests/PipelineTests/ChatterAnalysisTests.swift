@@ -6,7 +6,7 @@ import Testing
 
 @Suite("ChatterAnalysis") struct ChatterAnalysisTests {
     static let info = device(name: "Synthetic", classes: [.keyboard, .mouse], capabilities: [
-        EventType.key: [C.KEY_A, C.KEY_B, C.BTN_LEFT, C.BTN_TOUCH],
+        EventType.key: [C.KEY_A, C.KEY_B, C.code("KEY_C"), C.BTN_LEFT, C.BTN_TOUCH],
     ])
 
     /// Key events from `value@ms` pairs, each followed by a SYN_REPORT (which must be ignored).
@@ -31,61 +31,94 @@ import Testing
         }
         events += Self.events(C.BTN_LEFT, button)
         events += Self.events(C.BTN_TOUCH, [(1, 5000), (0, 5003), (1, 5006), (0, 5009)])
+        // A worn key whose contact re-closes 20 ms after every release, for 2 ms: beyond the
+        // 15 ms default window for keys.
+        events += Self.events(C.code("KEY_C"), (0..<5).flatMap { i -> [(Int32, Int64)] in
+            let t = Int64(200_000 + i * 1000)
+            return [(1, t), (0, t + 100), (1, t + 120), (0, t + 122)]
+        })
         events.sort { $0.time < $1.time }
         return ChatterAnalysis.analyze([(info: info, events: events)])
     }
 
-    @Test("synthetic input: exact counts, histograms and suggestions")
+    @Test("synthetic input: exact counts, histograms, outcomes and suggestions")
     func synthetic() throws {
         let report = Self.analyzeSynthetic()
-        #expect(report.codes.map(\.code) == ["KEY_A", "KEY_B", "BTN_LEFT", "BTN_TOUCH"])
+        #expect(report.codes.map(\.code) == ["KEY_A", "KEY_C", "KEY_B", "BTN_LEFT", "BTN_TOUCH"])   // by code number
 
         let a = report.codes[0]
         #expect((a.presses, a.releases, a.repeats) == (3, 3, 2))
         #expect(a.gaps.counts == Self.buckets([0: 1, 14: 1]))    // 2 ms, 70 ms
         #expect(a.holds.counts == Self.buckets([0: 1, 11: 1]))   // 3 ms, 55 ms (320 ms not counted)
         #expect(a.shortestGap == 2 * ms && a.shortestHold == 3 * ms)
-        // Bounce 2 ms and 3 ms → 4 ms covers both, raised to the 5 ms minimum; the 70 ms gap stays.
-        #expect(a.suggestedWindow == 5 * ms)
-        #expect(a.reasoning.contains("2 interval(s) under 30ms taken as bounce (1 release→press, 1 press→release)"))
-        #expect(a.reasoning.contains("raised to the 5ms minimum"))
-        #expect(a.reasoning.contains("1 release→press gap(s) from 70ms up stay"))
+        // Real presses at 0 and 130 (the re-press at 5 is 2 ms after a release): the default
+        // 15 ms keeps both and lets no bounce through.
+        #expect(a.withDefault == ChatterAnalysis.Outcome(realPresses: 2, deliveredPresses: 2))
+        #expect(a.suggestedWindow == 15 * ms && a.suggestedSpurious == .auto)
+        #expect(a.closestDoubleClick == 70 * ms)
+        #expect(a.reasoning == "the default (window 15ms, spurious auto) leaves no bounce and loses no press; "
+                + "closest real double-click: 70ms between release and press")
 
-        let b = report.codes[1]
-        #expect(b.gaps.total == 0 && b.holds.total == 0)
-        #expect(b.suggestedWindow == 15 * ms)
-        #expect(b.reasoning.contains("no bounce seen"))
+        let keyC = report.codes[1]
+        // Each re-close 20 ms after a release gets through the 15 ms default as an extra click.
+        #expect(keyC.withDefault == ChatterAnalysis.Outcome(realPresses: 5, deliveredPresses: 10, remainingBounces: 5))
+        // 21 ms is the smallest window that swallows a press 20 ms after the release.
+        #expect(keyC.suggestedWindow == 21 * ms && keyC.suggestedSpurious == .auto)
+        #expect(keyC.suggestion == ChatterAnalysis.Outcome(realPresses: 5, deliveredPresses: 5))
+        #expect(keyC.reasoning.hasPrefix("the default leaves 5 bounce(s) and loses 0 press(es); window 21ms, spurious auto is the smallest"))
 
-        let left = report.codes[2]
+        let left = report.codes[3]
         #expect((left.presses, left.releases, left.repeats) == (200, 200, 0))
         // d = 1...12: 1–4 ms nine times each, 5–12 ms eight times each.
         #expect(left.gaps.counts == Self.buckets([0: 36, 1: 40, 2: 24]))
         #expect(left.holds.counts == Self.buckets([0: 100, 16: 100]))
-        // 200 bounce intervals; the 198th shortest is 12 ms → 13 ms.
-        #expect(left.suggestedWindow == 13 * ms)
-        #expect(left.reasoning.contains("the 99th-percentile is 12ms, so a window of 13ms swallows 198 of 200"))
+        #expect(left.withDefault == ChatterAnalysis.Outcome(realPresses: 100, deliveredPresses: 100))
+        #expect(left.suggestedWindow == 25 * ms)
 
-        let touch = report.codes[3]
-        #expect(touch.suggestedWindow == nil)
+        let touch = report.codes[4]
+        #expect(touch.suggestedWindow == nil && touch.suggestion == nil)
         #expect(touch.holds.counts == Self.buckets([0: 2]))
     }
 
-    @Test("the suggested window really swallows the bounce and keeps the 80 ms clicks")
-    func suggestionWorksInTheFilter() throws {
-        let report = Self.analyzeSynthetic()
-        let window = try #require(report.codes[2].suggestedWindow)
-        let s = settings(EventType.key, C.BTN_LEFT, .chatter(window: window))
-        var input: [InputFrame] = []
-        for i in 0..<10 {
-            let t = Int64(i * 1000), d = Int64(i % 12 + 1)
-            input += keyFrames("1@\(t) 0@\(t + 80) 1@\(t + 80 + d) 0@\(t + 81 + d)", code: C.BTN_LEFT)
-        }
-        let run = runFilter(s, input)
-        let expected = (0..<10).map { "1@\($0 * 1000) 0@\($0 * 1000 + 80)" }.joined(separator: " ")
-        #expect(run.values(EventType.key, C.BTN_LEFT) == expected)
+    /// The synthetic device's events as frames at their times.
+    static func syntheticFrames() -> [InputFrame] {
+        var events = Self.events(C.code("KEY_C"), (0..<5).flatMap { i -> [(Int32, Int64)] in
+            let t = Int64(200_000 + i * 1000)
+            return [(1, t), (0, t + 100), (1, t + 120), (0, t + 122)]
+        })
+        events.sort { $0.time < $1.time }
+        return ChatterAnalysis.completeFrames(events)
     }
 
-    @Test("text report: counts, non-empty buckets, suggestion with its reasoning")
+    @Test("--config-out: the snippet parses, and replayed through the pipeline leaves 0 bounces where the default left 5")
+    func configSnippetProvesItself() throws {
+        let report = Self.analyzeSynthetic()
+        let yaml = report.configSnippet()
+        #expect(yaml.contains("  - match: { id: \"1234:5678\", name: \"Synthetic\" }\n"))
+        #expect(yaml.contains("      KEY_C: { window: 21ms, spurious: auto }\n"))
+        let config = try FilterConfig.parse(yaml: yaml)
+        let settings = config.settings(for: Self.info)
+        #expect(settings.keys[C.code("KEY_C")] == .chatter(window: 21 * ms, spurious: .auto, spuriousWindow: 12 * ms))
+        let frames = Self.syntheticFrames()
+        func presses(_ s: DeviceFilterSettings) -> Int {
+            runFilter(s, frames).values(EventType.key, C.code("KEY_C")).split(separator: " ").filter { $0.hasPrefix("1@") }.count
+        }
+        #expect(presses(FilterConfig().settings(for: Self.info)) == 10)   // 5 extra clicks
+        #expect(presses(settings) == 5)                                    // one per real press
+    }
+
+    @Test("edges with equal timestamps are paired by order; events after the last SYN_REPORT are ignored")
+    func equalTimesAndTrailingEvents() {
+        var events = Self.events(C.KEY_A, [(1, 0), (0, 50), (1, 50), (0, 100)])
+        events.append(ev(EventType.key, C.KEY_A, 1, at: 200))   // no SYN_REPORT after it
+        let code = ChatterAnalysis.analyze([(info: Self.info, events: events)]).codes[0]
+        #expect((code.presses, code.releases) == (2, 2))
+        #expect(code.gaps.counts == Self.buckets([0: 1]))   // 50 → 50: a gap of 0
+        #expect(code.holds.counts == Self.buckets([10: 2]))
+        #expect(code.shortestGap == 0)
+    }
+
+    @Test("text report: counts, non-empty buckets, outcomes, suggestion with its reasoning")
     func textReport() {
         let text = Self.analyzeSynthetic().renderText()
         #expect(text.hasPrefix("Chatter analysis: release→press gaps and press→release holds under 100ms, 5 ms buckets\n"))
@@ -94,7 +127,9 @@ import Testing
         let bars = ["      0–5ms     36 ", "      5–10ms    40 ", "      10–15ms   24 "]
             .enumerated().map { $0.element + String(repeating: "#", count: [27, 30, 18][$0.offset]) + "\n" }
         #expect(text.contains("    release→press: 100 under 100ms, shortest 1ms\n" + bars.joined()))
-        #expect(text.contains("    suggested window: 13ms — 200 interval(s) under 30ms"))
+        #expect(text.contains("    with the default: 5 bounce(s) left, 0 of 5 real press(es) lost\n"
+            + "    with the suggestion: 0 bounce(s) left, 0 of 5 real press(es) lost\n"
+            + "    suggested: window 21ms, spurious auto — the default leaves 5 bounce(s)"))
         #expect(text.contains("  KEY_B: 1 presses, 1 releases, 0 repeats\n    release→press: none under 100ms\n"))
         #expect(text.contains("  BTN_TOUCH: 2 presses, 2 releases, 0 repeats\n"))
         #expect(text.contains("    no suggestion — touch/tool contact"))
@@ -107,12 +142,17 @@ import Testing
         #expect(object["threshold_ns"] as? Int == 100_000_000)
         #expect(object["bucket_ns"] as? Int == 5_000_000)
         let codes = try #require(object["codes"] as? [[String: Any]])
-        #expect(codes.count == 4)
-        #expect(codes[2]["code"] as? String == "BTN_LEFT")
-        #expect(codes[2]["gaps"] as? [Int] == Self.buckets([0: 36, 1: 40, 2: 24]))
-        #expect(codes[2]["suggested_window_ns"] as? Int == 13_000_000)
-        #expect(codes[3]["suggested_window_ns"] is NSNull)
+        #expect(codes.count == 5)
+        #expect(codes[1]["code"] as? String == "KEY_C")
+        #expect(codes[1]["suggested_window_ns"] as? Int == 21_000_000)
+        #expect(codes[1]["suggested_spurious"] as? String == "auto")
+        #expect(codes[1]["default_remaining_bounces"] as? Int == 5)
+        #expect(codes[1]["suggested_remaining_bounces"] as? Int == 0)
+        #expect(codes[1]["suggested_lost_presses"] as? Int == 0)
+        #expect(codes[3]["gaps"] as? [Int] == Self.buckets([0: 36, 1: 40, 2: 24]))
+        #expect(codes[4]["suggested_window_ns"] is NSNull)
         #expect(codes[0]["shortest_gap_ns"] as? Int == 2_000_000)
+        #expect(codes[0]["closest_double_click_ns"] as? Int == 70_000_000)
     }
 
     /// The numbers of real recordings, pinned; checked against an independent count of the
@@ -124,27 +164,29 @@ import Testing
             return ChatterAnalysis.analyze(r.devices.map { (info: $0.info, events: $0.events) }).codes.map {
                 "\($0.code) \($0.presses)/\($0.releases)/\($0.repeats) gaps \($0.gaps.total) holds \($0.holds.total) "
                     + "window \($0.suggestedWindow.map { "\($0 / ms)ms" } ?? "-")"
+                    + ($0.withDefault.map { " default \($0.remainingBounces)/\($0.lostPresses)" } ?? "")
             }
         }
         #expect(try analyze("evemu-devices/mice/Ultrathin Touch Mouse.events") == [
-            "BTN_LEFT 4/4/18 gaps 0 holds 0 window 25ms", "BTN_RIGHT 2/2/13 gaps 0 holds 0 window 25ms",
+            "BTN_LEFT 4/4/18 gaps 0 holds 0 window 25ms default 0/0", "BTN_RIGHT 2/2/13 gaps 0 holds 0 window 25ms default 0/0",
         ])
-        // Headset buttons report press and release 1 µs apart: "bounce" → the 5 ms minimum.
+        // Headset buttons report press and release 1 µs apart: every press is still delivered
+        // once (its release at the window's end), so the default stays.
         #expect(try analyze("evemu-devices/misc/Plantronics Plantronics .Audio 648 USB.buttons.events") == [
-            "BTN_0 2/2/0 gaps 0 holds 2 window 5ms", "BTN_1 2/2/0 gaps 0 holds 2 window 5ms",
-            "BTN_2 2/1/0 gaps 0 holds 0 window 25ms", "BTN_3 2/2/0 gaps 0 holds 2 window 5ms",
+            "BTN_0 2/2/0 gaps 0 holds 2 window 25ms default 0/0", "BTN_1 2/2/0 gaps 0 holds 2 window 25ms default 0/0",
+            "BTN_2 2/1/0 gaps 0 holds 0 window 25ms default 0/0", "BTN_3 2/2/0 gaps 0 holds 2 window 25ms default 0/0",
         ])
         #expect(try analyze("evemu-devices/touchscreens/Atmel maXTouch Touchscreen.1-finger-fast-taps.events") == [
             "BTN_TOUCH 9/9/0 gaps 0 holds 7 window -",
         ])
         #expect(try analyze("evemu-devices/touchpads/bcm5974.three-finger-click.events") == [
-            "BTN_LEFT 3/3/0 gaps 0 holds 0 window 25ms", "BTN_TOOL_FINGER 5/5/0 gaps 1 holds 4 window -",
+            "BTN_LEFT 3/3/0 gaps 0 holds 0 window 25ms default 0/0", "BTN_TOOL_FINGER 5/5/0 gaps 1 holds 4 window -",
             "BTN_TOUCH 5/5/0 gaps 2 holds 2 window -", "BTN_TOOL_DOUBLETAP 2/2/0 gaps 0 holds 1 window -",
             "BTN_TOOL_TRIPLETAP 1/1/0 gaps 0 holds 0 window -",
         ])
         #expect(try analyze("evemu-devices/keyboards/Lenovo ThinkPad Compact USB Keyboard with TrackPoint.keyboard.events")
-                == ["KEY_ENTER 0/1/0 gaps 0 holds 0 window 15ms", "KEY_LEFTCTRL 1/0/0 gaps 0 holds 0 window 15ms",
-                    "KEY_C 1/0/0 gaps 0 holds 0 window 15ms"])
+                == ["KEY_ENTER 0/1/0 gaps 0 holds 0 window 15ms default 0/0", "KEY_LEFTCTRL 1/0/0 gaps 0 holds 0 window 15ms default 0/0",
+                    "KEY_C 1/0/0 gaps 0 holds 0 window 15ms default 0/0"])
         // A recording without keys or buttons gives an empty report.
         #expect(try analyze("evemu-devices/mice/PS2 Generic Mouse.events").isEmpty)
     }

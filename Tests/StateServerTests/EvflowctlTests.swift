@@ -1,6 +1,7 @@
 import Foundation
 import InputModel
 import Pipeline
+import Reactive
 import Recording
 import Testing
 @testable import StateServer
@@ -185,6 +186,78 @@ struct EvflowctlTests {
         let json = try run(["analyze", "--json", Self.fixture])
         #expect(json.status == 0)
         #expect((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) != nil)
+    }
+
+    /// A worn mouse button (issue #9): every click has a spurious release (a re-press 4–12 ms
+    /// after the release, the real release 4–28 ms later) or a late bounce 27 ms after the
+    /// release, which the 25 ms default lets through as an extra click.
+    static func wornButton() throws -> (Recording, URL) {
+        let mouse = try Recording.read(contentsOf: ServerFixtures.root
+            .appendingPathComponent("recordings/evemu-devices/mice/Ultrathin Touch Mouse.events"))
+        var info = mouse.devices[0].info
+        info.name = "Worn \"mouse\""
+        let left = EventNames.code(named: "BTN_LEFT")!.code
+        var events: [InputEvent] = []
+        func add(_ value: Int32, _ ms: Int64) {
+            events.append(InputEvent(time: ms * 1_000_000, type: EventType.key, code: left, value: value))
+            events.append(InputEvent(time: ms * 1_000_000, type: EventType.syn, code: SynCode.report, value: 0))
+        }
+        for i in 0..<12 {
+            let t = Int64(1000 + i * 1000)
+            let gap = Int64([4, 8, 12][i % 3]), hold = Int64([4, 16, 28][i % 3])
+            add(1, t); add(0, t + 250); add(1, t + 250 + gap); add(0, t + 250 + gap + hold)
+            add(1, t + 500); add(0, t + 580); add(1, t + 607); add(0, t + 609)   // late bounce
+        }
+        let recording = Recording(devices: [RecordedDevice(info: info, events: events)])
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("evflow-worn-\(getpid()).evemu")
+        try EvemuWriter.write(recording.devices[0], to: url)
+        return (recording, url)
+    }
+
+    /// Replays `recording` through the daemon's pipeline (ReplaySource → DeviceHub) with
+    /// `config`; the delivered values of `BTN_LEFT`.
+    static func replayPresses(_ recording: Recording, config: FilterConfig) -> Int {
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+        var presses = 0
+        let watchers = CompositeDisposable()
+        let changes = hub.deviceChanges.subscribe(onNext: { change in
+            guard case .added(let info) = change, let frames = hub.frames(of: info.id) else { return }
+            watchers.insert(frames.subscribe(onNext: { f in
+                presses += f.events.filter { $0.type == EventType.key && $0.value == 1 }.count
+            }))
+        })
+        let running = hub.start(changes: replay.deviceChanges, frames: { replay.frames(for: $0) })
+        scheduler.run()
+        running.dispose()
+        changes.dispose()
+        watchers.dispose()
+        return presses
+    }
+
+    @Test("analyze --config-out: the suggestion, replayed through the pipeline, leaves 0 bounces and loses no press")
+    func analyzeSuggestionProvesItself() throws {
+        let (recording, url) = try Self.wornButton()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("evflow-suggest-\(getpid()).yaml")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let r = try run(["analyze", "--config-out", out.path, url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("with the default: 12 bounce(s) left, 0 of 24 real press(es) lost"))
+        #expect(r.stdout.contains("with the suggestion: 0 bounce(s) left, 0 of 24 real press(es) lost"))
+        #expect(r.stdout.contains("suggested: window 28ms, spurious auto"))
+        let yaml = try String(contentsOf: out, encoding: .utf8)
+        let config = try FilterConfig.parse(yaml: yaml, file: out.path)
+        // 24 real clicks: the default makes 36 of them, the suggestion exactly 24.
+        #expect(Self.replayPresses(recording, config: FilterConfig()) == 36)
+        #expect(Self.replayPresses(recording, config: config) == 24)
+    }
+
+    @Test func analyzeOfAnUnreadableFileExits74() throws {
+        let r = try run(["analyze", "/nonexistent/evflow-no-such-file.evemu"])
+        #expect(r.status == 74)
+        #expect(r.stderr.contains("evflow-no-such-file.evemu"))
     }
 
     @Test func analyzeRejectsAMalformedFileWithItsReason() throws {
