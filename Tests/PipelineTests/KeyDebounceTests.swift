@@ -210,3 +210,65 @@ let debounceTable: [DebounceRow] = [
         }
     }
 }
+
+@Suite("KeyDebounce: configuration and the daemon's notice") struct KeyDebounceConfigTests {
+    static let mouse = device(name: "Worn mouse", vendor: 0x046d, product: 0xc077, classes: [.mouse],
+                              capabilities: [EventType.key: [C.BTN_LEFT, C.BTN_RIGHT, C.KEY_A]])
+
+    @Test("spurious and spurious_window: defaults, rules and per-code mappings")
+    func configuration() throws {
+        #expect(FilterConfig().settings(for: Self.mouse).keys[C.BTN_LEFT]
+                == .chatter(window: 25 * ms, spurious: .auto, spuriousWindow: 12 * ms))
+        let config = try FilterConfig.parse(yaml: """
+            version: 1
+            defaults: { spurious: off, spurious_window: 10ms }
+            devices:
+              - match: { id: "046d:c077" }
+                spurious: always
+                codes:
+                  BTN_LEFT: { window: 30ms, spurious_window: 15ms }
+                  BTN_RIGHT: { spurious: auto }
+                  KEY_A: { window: off }
+            """)
+        let s = config.settings(for: Self.mouse)
+        #expect(s.keys[C.BTN_LEFT] == .chatter(window: 30 * ms, spurious: .always, spuriousWindow: 15 * ms))
+        #expect(s.keys[C.BTN_RIGHT] == .chatter(window: 25 * ms, spurious: .auto, spuriousWindow: 10 * ms))
+        #expect(s.keys[C.KEY_A] == .passthrough)
+        let other = device(name: "kbd", classes: [.keyboard], capabilities: [EventType.key: [C.KEY_A]])
+        #expect(config.settings(for: other).keys[C.KEY_A] == .chatter(window: 15 * ms, spurious: .off, spuriousWindow: 10 * ms))
+        #expect(throws: ConfigError.self) { try FilterConfig.parse(yaml: "defaults: { spurious: sometimes }") }
+        do {
+            _ = try FilterConfig.parse(yaml: "version: 1\ndefaults:\n  spurious: sometimes\n", file: "f.yaml")
+        } catch {
+            #expect("\(error)" == "f.yaml:3: defaults.spurious: expected auto, always or off")
+        }
+    }
+
+    @Test("a replay through the hub: the fault turns the mode on once, with a notice and in spuriousReleaseCodes")
+    func hubNotice() {
+        let baseline = LiveResources.count
+        var notices: [String] = []
+        var codesWhilePresent: [DeviceID: [UInt16]] = [:]
+        do {
+            let scheduler = TestScheduler()
+            let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+            let frames = scheduler.createHotObservable(
+                keyFrames("1@0 0@250 1@254 0@278 1@1000 0@1250 1@1254 0@1278", code: C.BTN_LEFT)
+                    .map { Recorded.next(Int($0.time / ms) + 1, $0) })
+            let changes = scheduler.createHotObservable([Recorded.next(1, DeviceChange.added(Self.mouse)),
+                                                         .next(2000, .removed(Self.mouse))])
+            let noticeSub = hub.spuriousNotices.subscribe(onNext: {
+                notices.append("\($0.device.name) \(EventNames.codeText(type: EventType.key, code: $0.code))")
+            })
+            let running = hub.start(changes: changes.asObservable(), frames: { _ in frames.asObservable() })
+            scheduler.scheduleAt(1500) { codesWhilePresent = hub.spuriousReleaseCodes }
+            scheduler.start()
+            #expect(hub.spuriousReleaseCodes.isEmpty, "forgotten when the device goes away")
+            running.dispose()
+            noticeSub.dispose()
+        }
+        #expect(notices == ["Worn mouse BTN_LEFT"])
+        #expect(codesWhilePresent == [Self.mouse.id: [C.BTN_LEFT]])
+        #expect(LiveResources.count == baseline)
+    }
+}

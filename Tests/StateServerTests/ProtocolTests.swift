@@ -487,6 +487,14 @@ private let mouse = DeviceInfo(
         let line = text(w.bytes)
         #expect(line.hasPrefix(#"{"class":"STATS","release":"0.1.0","uptime":3600.25,"now":81234567890123,"devices":3,"clients":2,"watchers":1,"live_resources":57,"dropped":{"key-debounce":310},"closed":{"slow-consumer":1,"idle":0,"too-many-clients":0,"not-permitted":2,"shutdown":0},"client_list":[{"client":7,"pid":4242,"uid":1000,"id":"evflowctl","watching":true,"stream":"filtered","sent":1830,"dropped":12,"buffered":17},{"client":8,"watching":false,"sent":0,"dropped":0,"buffered":0}]}"#))
         _ = try decodedLines(w.bytes)
+
+        // Keys whose spurious-release debounce turned on: listed per device, after device_dropped.
+        var s2 = stats
+        s2.spuriousRelease = [keyboard.id: ["BTN_LEFT", "KEY_A"]]
+        var w2 = MessageWriter(names: testNames)
+        w2.appendStats(s2)
+        let decoded = try #require(try decodedLines(w2.bytes).first)
+        #expect((decoded["spurious_release"] as? [String: [String]]) == [keyboard.id.rawValue: ["BTN_LEFT", "KEY_A"]])
     }
 
     @Test func watchResponseIsNormalised() throws {

@@ -94,6 +94,17 @@ public struct MessageWriter: Sendable {
             }
             json.endObject()
         }
+        if !s.spuriousRelease.isEmpty {
+            json.key("spurious_release")
+            json.beginObject()
+            for (id, codes) in s.spuriousRelease.sorted(by: { $0.key < $1.key }) {
+                json.key(id.rawValue)
+                json.beginArray()
+                for code in codes { json.string(code) }
+                json.endArray()
+            }
+            json.endObject()
+        }
         json.key("closed")
         json.beginObject()
         for reason in CloseReason.allCases {

@@ -130,6 +130,9 @@ public struct ServerStats: Hashable, Sendable {
     public var clientList: [ClientStats]
     /// Events removed per filter, per device (`device_dropped`).
     public var deviceDropped: [DeviceID: [String: UInt64]] = [:]
+    /// Per device, the keys and buttons whose spurious-release debounce turned on by itself
+    /// (`spurious_release`; code names).
+    public var spuriousRelease: [DeviceID: [String]] = [:]
 
     /// Creates statistics.
     public init(release: String, uptime: Double, now: Int64, devices: Int, clients: Int, watchers: Int,

@@ -175,6 +175,9 @@ final class ServerCore: @unchecked Sendable {
                                 liveResources: LiveResources.count, droppedByFilter: dropped, closed: closed,
                                 clientList: clientList)
         stats.deviceDropped = perDevice
+        stats.spuriousRelease = hub.spuriousReleaseCodes.mapValues { codes in
+            codes.map { EventNames.codeText(type: EventType.key, code: $0) }
+        }
         return stats
     }
 }
