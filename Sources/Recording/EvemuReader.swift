@@ -82,16 +82,20 @@ public enum EvemuReader {
     /// Tries the events file's name with its extensions removed one at a time, so both
     /// `Mouse.events` → `Mouse.desc` and `Headset.buttons.events` → `Headset.desc` are found.
     public static func descriptionFile(forEvents url: URL) -> URL? {
+        descriptionCandidates(forEvents: url).first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// The names `descriptionFile(forEvents:)` tries, in order.
+    public static func descriptionCandidates(forEvents url: URL) -> [URL] {
         let directory = url.deletingLastPathComponent()
         var stem = url.lastPathComponent
+        var candidates: [URL] = []
         while let dot = stem.lastIndex(of: "."), dot != stem.startIndex {
             stem = String(stem[..<dot])
             let candidate = directory.appendingPathComponent(stem + ".desc")
-            if candidate.path != url.path, FileManager.default.fileExists(atPath: candidate.path) {
-                return candidate
-            }
+            if candidate.path != url.path { candidates.append(candidate) }
         }
-        return nil
+        return candidates
     }
 
     // MARK: - Loading

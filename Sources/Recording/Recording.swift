@@ -115,24 +115,78 @@ public struct FramedEvents: Hashable, Sendable {
 }
 
 extension Recording {
-    /// Reads an evemu or libinput record file, whichever it is.
+    /// Reads an evemu, evtest or libinput record file, whichever it is.
     ///
     /// libinput record files are recognised by their YAML start (`version:`, `ndevices:` or
-    /// `---` on the first line that is not a comment); everything else is read as evemu. An
-    /// evemu events-only file gets its description from the `.desc` file beside it
-    /// (`EvemuReader.descriptionFile(forEvents:)`).
-    public static func read(contentsOf url: URL) throws(RecordingError) -> Recording {
+    /// `---` on the first line that is not a comment); evtest output by its header or
+    /// `Event: time` lines (`EvtestReader.looksLikeEvtest`); everything else is read as evemu.
+    /// An events-only file gets its description from `description` (`--desc`: an evemu
+    /// description, or for evtest events an evtest header, any file name) or else, for evemu,
+    /// from the `.desc` file beside it (`EvemuReader.descriptionFile(forEvents:)`); when none is
+    /// found the error lists the names tried. A file with a description but no events is an
+    /// error (`noEvents`), not a device that never sends.
+    public static func read(contentsOf url: URL, description: URL? = nil) throws(RecordingError) -> Recording {
         let bytes = try EvemuReader.loadFile(url)
-        if looksLikeYAML(bytes) { return try LibinputRecordReader.parse(bytes, file: url.path) }
-        do {
-            return try EvemuReader.parse(bytes, file: url.path)
-        } catch {
-            guard case .missingDescription = error.reason,
-                  let description = EvemuReader.descriptionFile(forEvents: url) else { throw error }
+        let recording = try readAny(bytes, url: url, description: description)
+        if recording.devices.allSatisfy({ $0.events.isEmpty }) {
+            throw RecordingError(file: url.path, line: 0, reason: .noEvents(
+                "the file describes a device but holds no events (a description file is not a recording)"))
+        }
+        return recording
+    }
+
+    private static func readAny(_ bytes: [UInt8], url: URL, description: URL?) throws(RecordingError) -> Recording {
+        if looksLikeYAML(bytes) {
+            if let description {
+                throw RecordingError(file: description.path, line: 0, reason: .misplacedLine(
+                    "a libinput recording holds its own description; --desc is for evemu and evtest events"))
+            }
+            return try LibinputRecordReader.parse(bytes, file: url.path)
+        }
+        if EvtestReader.looksLikeEvtest(bytes) {
+            guard let description else { return try EvtestReader.parse(bytes, file: url.path) }
+            let descriptionBytes = try EvemuReader.loadFile(description)
+            if EvtestReader.looksLikeEvtest(descriptionBytes) {
+                return try EvtestReader.parse(bytes, file: url.path, description: descriptionBytes,
+                                              descriptionFile: description.path)
+            }
+            // An evemu description for evtest events: read the description, then the events.
+            let described = try EvemuReader.parse(events: [], file: description.path, description: descriptionBytes,
+                                                  descriptionFile: description.path)
+            let events = try EvtestReader.parse(bytes, file: url.path, description: evtestHeader(described.devices[0].info),
+                                                descriptionFile: description.path)
+            var device = described.devices[0]
+            device.events = events.devices[0].events
+            return Recording(devices: [device], startMicroseconds: events.startMicroseconds,
+                             timestampKind: events.timestampKind)
+        }
+        if let description {
             return try EvemuReader.parse(events: bytes, file: url.path,
                                          description: try EvemuReader.loadFile(description),
                                          descriptionFile: description.path)
         }
+        do {
+            return try EvemuReader.parse(bytes, file: url.path)
+        } catch {
+            guard case .missingDescription(let why) = error.reason else { throw error }
+            guard let found = EvemuReader.descriptionFile(forEvents: url) else {
+                let tried = EvemuReader.descriptionCandidates(forEvents: url).map(\.lastPathComponent)
+                throw RecordingError(file: error.file, line: error.line, reason: .missingDescription(
+                    why + "; tried " + (tried.isEmpty ? "no name" : tried.joined(separator: ", "))
+                        + " beside it; name one with --desc"))
+            }
+            return try EvemuReader.parse(events: bytes, file: url.path,
+                                         description: try EvemuReader.loadFile(found),
+                                         descriptionFile: found.path)
+        }
+    }
+
+    /// A minimal evtest header for `info` (so evtest events can use an evemu description).
+    static func evtestHeader(_ info: DeviceInfo) -> [UInt8] {
+        func hex(_ v: UInt16) -> String { "0x" + String(v, radix: 16) }
+        let id = info.inputID
+        return Array(("Input device ID: bus \(hex(id.bustype)) vendor \(hex(id.vendor)) product \(hex(id.product)) "
+            + "version \(hex(id.version))\nInput device name: \"\(info.name)\"\n").utf8)
     }
 
     /// Whether the first line that is not a comment or blank starts a YAML document.

@@ -40,6 +40,8 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
         case misplacedLine(String)
         /// Events without a device description (no `N:`/`I:` lines and no `.desc` file).
         case missingDescription(String)
+        /// A description without any event: not a recording.
+        case noEvents(String)
         /// The file is some other kind of recording; the text says which.
         case notAnEvdevRecording(String)
         /// The YAML parser (Yams) rejected the file.
@@ -60,6 +62,7 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
             case .unknownLinePrefix(let prefix): return "unknown line prefix '\(prefix)'"
             case .misplacedLine(let why): return "misplaced line: \(why)"
             case .missingDescription(let why): return "missing device description: \(why)"
+            case .noEvents(let why): return "no events: \(why)"
             case .notAnEvdevRecording(let what): return "not an evdev recording: \(what)"
             case .yaml(let problem): return "YAML error: \(problem)"
             case .badStructure(let why): return "not a libinput recording: \(why)"

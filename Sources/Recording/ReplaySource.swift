@@ -15,7 +15,8 @@ import Synchronization
 /// time (`speed` 1), faster (`speed` > 1) or as fast as possible (`speed` = .infinity).
 ///
 /// All devices are added at the start (like devices present when the daemon starts); a
-/// device is removed right after its last frame. Events after a recording's last
+/// device is removed right after its last frame (or, with `removeAtEnd: false`, stays until
+/// the replay is stopped). Events after a recording's last
 /// `SYN_REPORT` are not a complete frame and are not delivered (`droppedIncompleteEvents`).
 /// Several recordings play together on one time base; a device that appears twice gets a
 /// `#2`, `#3`... suffix on its id. One reusable timer slot drives the whole replay.
@@ -42,6 +43,7 @@ public final class ReplaySource: @unchecked Sendable {
     private let scheduler: SchedulerType
     private let speed: Double
     private let loop: Bool
+    private let removeAtEnd: Bool
     private let loopGap: Int64
     private let changes = PublishSubject<DeviceChange>()
     // One subject per device and pass (a looping replay re-adds devices with fresh streams);
@@ -64,12 +66,17 @@ public final class ReplaySource: @unchecked Sendable {
     /// - Parameters:
     ///   - speed: 1 = recorded pace, 2 = twice as fast, `.infinity` = no waiting.
     ///   - loop: start again (devices re-added) `loopGap` after the end.
+    ///   - removeAtEnd: without `loop`, remove each device right after its last frame (the
+    ///     default, as tests want it); when false the devices stay present — last state
+    ///     queryable, values held for a window's end still delivered — until the replay is
+    ///     stopped (its `deviceChanges` subscription disposed), which completes their frames.
     public init(recordings: [Recording], scheduler: SchedulerType, speed: Double = 1, loop: Bool = false,
-                loopGap: RxTimeInterval = .seconds(1)) {
+                loopGap: RxTimeInterval = .seconds(1), removeAtEnd: Bool = true) {
         precondition(speed > 0, "replay speed must be positive")
         self.scheduler = scheduler
         self.speed = speed
         self.loop = loop
+        self.removeAtEnd = removeAtEnd
         self.loopGap = loopGap.nanoseconds
         var infos: [DeviceInfo] = []
         var framesPerDevice: [[InputFrame]] = []
@@ -201,7 +208,7 @@ public final class ReplaySource: @unchecked Sendable {
                 }
                 subjects[step.device].onNext(frame)
             case .remove:
-                guard present[step.device] else { continue }
+                guard present[step.device], loop || removeAtEnd else { continue }
                 present[step.device] = false
                 subjects[step.device].onCompleted()
                 changes.onNext(.removed(info))

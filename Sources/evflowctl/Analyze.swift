@@ -7,7 +7,7 @@ import Recording
 /// suggestion per code is found by running the real filter over the recording.
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Analyse key/button chatter in a recording (evemu or libinput record) and suggest debounce settings.",
+        abstract: "Analyse key/button chatter in a recording (evemu, evtest or libinput record) and suggest debounce settings.",
         discussion: """
         For every key and button the real debounce filter is run over the recording: the report \
         gives how many bounces remain and how many real presses are lost with the default and \
@@ -16,6 +16,8 @@ struct Analyze: ParsableCommand {
         """)
     @Argument(help: "The recording file.") var recording: String
     @Flag(name: .long, help: "JSON output.") var json = false
+    @Option(name: .customLong("desc"), help: "Description of RECORDING when it holds events only (evemu description or evtest header, any name).")
+    var descriptionPath: String?
     @Option(name: .customLong("config-out"), help: "Also write the suggestion as a configuration file (YAML) to FILE.")
     var configOut: String?
 
@@ -23,7 +25,8 @@ struct Analyze: ParsableCommand {
         try runReporting {
             let parsed: Recording
             do {
-                parsed = try Recording.read(contentsOf: URL(fileURLWithPath: recording))
+                parsed = try Recording.read(contentsOf: URL(fileURLWithPath: recording),
+                                            description: descriptionPath.map { URL(fileURLWithPath: $0) })
             } catch {
                 // RecordingError names the file, line and reason; a file that cannot be read
                 // at all is an I/O error (74), anything else a malformed recording (65).

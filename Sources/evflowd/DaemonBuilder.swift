@@ -14,6 +14,10 @@ struct DaemonOptions: Sendable {
     var demo: Bool
     var speed: Double
     var loop: Bool
+    /// Description file for the one `--replay` file (`--desc`).
+    var descriptionPath: String? = nil
+    /// Remove a finished replay's devices (`--remove-at-end`); by default they stay present.
+    var removeAtEnd = false
     var configPath: String?
     var socketPath: String
     var socketGroup: String?
@@ -30,6 +34,7 @@ struct StartupError: Error {
     static func usage(_ m: String) -> StartupError { StartupError(message: m, exitCode: 64) }       // EX_USAGE
     static func data(_ m: String) -> StartupError { StartupError(message: m, exitCode: 65) }        // EX_DATAERR
     static func config(_ m: String) -> StartupError { StartupError(message: m, exitCode: 78) }      // EX_CONFIG
+    static func io(_ m: String) -> StartupError { StartupError(message: m, exitCode: 74) }          // EX_IOERR
     static func unavailable(_ m: String) -> StartupError { StartupError(message: m, exitCode: 69) } // EX_UNAVAILABLE
 }
 
@@ -100,13 +105,16 @@ struct DaemonBuilder {
             }
             for path in options.replay {
                 do {
-                    recordings.append(try Recording.read(contentsOf: URL(fileURLWithPath: path)))
+                    recordings.append(try Recording.read(contentsOf: URL(fileURLWithPath: path),
+                                                         description: options.descriptionPath.map { URL(fileURLWithPath: $0) }))
                 } catch {
+                    if case .unreadable = error.reason { throw StartupError.io("\(error)") }
                     throw StartupError.data("\(error)")
                 }
             }
             let speed = options.speed == 0 ? Double.infinity : options.speed
-            let replay = ReplaySource(recordings: recordings, scheduler: scheduler, speed: speed, loop: options.loop)
+            let replay = ReplaySource(recordings: recordings, scheduler: scheduler, speed: speed, loop: options.loop,
+                                      removeAtEnd: options.removeAtEnd)
             if replay.droppedIncompleteEvents > 0 {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }

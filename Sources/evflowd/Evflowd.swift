@@ -35,6 +35,12 @@ struct Evflowd: AsyncParsableCommand {
     @Flag(name: .long, help: "Start a replay again when it ends (devices are removed and re-added).")
     var loop = false
 
+    @Option(name: .customLong("desc"), help: "Description of the --replay file when it holds events only (evemu description or evtest header, any name).")
+    var descriptionPath: String?
+
+    @Flag(name: .customLong("remove-at-end"), help: "Remove a replay's devices when it ends (by default they stay present, final state queryable, until evflowd stops).")
+    var removeAtEnd = false
+
     @Option(name: .long, help: "Noise-filter configuration (YAML, see docs/configuration.md).")
     var config: String?
 
@@ -64,6 +70,7 @@ struct Evflowd: AsyncParsableCommand {
         guard maxClients > 0 else { throw ValidationError("--max-clients must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if demo && !replay.isEmpty { throw ValidationError("--demo and --replay exclude each other") }
+        if descriptionPath != nil && replay.count != 1 { throw ValidationError("--desc needs exactly one --replay file") }
     }
 
     func run() async throws {
@@ -74,9 +81,11 @@ struct Evflowd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "evflowd")
-        let options = DaemonOptions(
+        var options = DaemonOptions(
             replay: replay, demo: demo, speed: speed, loop: loop || demo, configPath: config, socketPath: socket,
             socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients)
+        options.descriptionPath = descriptionPath
+        options.removeAtEnd = removeAtEnd
         do {
             if checkConfig {
                 _ = try DaemonBuilder.loadConfig(options.configPath)

@@ -1,6 +1,7 @@
 import InputModel
 import Pipeline
 import ReactiveTesting
+import Recording
 import Reactive
 import Testing
 
@@ -269,6 +270,41 @@ let debounceTable: [DebounceRow] = [
         }
         #expect(notices == ["Worn mouse BTN_LEFT"])
         #expect(codesWhilePresent == [Self.mouse.id: [C.BTN_LEFT]])
+        #expect(LiveResources.count == baseline)
+    }
+}
+
+@Suite("ReplaySource: the end of a replay") struct ReplayEndTests {
+    static func play(removeAtEnd: Bool) -> (present: Int, state: DeviceState?, afterStop: Int) {
+        let info = KeyDebounceConfigTests.mouse
+        var events: [InputEvent] = []
+        for (v, t) in [(Int32(1), Int64(0)), (0, 10)] {
+            events.append(ev(EventType.key, C.BTN_LEFT, v, at: t))
+            events.append(ev(EventType.syn, SynCode.report, 0, at: t))
+        }
+        let recording = Recording(devices: [RecordedDevice(info: info, events: events)])
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler, removeAtEnd: removeAtEnd)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        let running = hub.start(changes: replay.deviceChanges, frames: { replay.frames(for: $0) })
+        scheduler.run()
+        let present = hub.deviceCount, state = hub.store.state(of: info.id)
+        running.dispose()
+        scheduler.run()
+        return (present, state, hub.deviceCount)
+    }
+
+    @Test("without --loop a finished replay keeps its device: final state (the release held to 25 ms) and counters")
+    func staysPresent() {
+        let baseline = LiveResources.count
+        let kept = Self.play(removeAtEnd: false)
+        #expect(kept.present == 1)
+        #expect(kept.state?.keysDown == [])
+        #expect(kept.state?.lastEventTime == 25 * ms)   // the tap's release, delivered at the window's end
+        #expect(kept.state?.counters.framesIn == 2)
+        #expect(kept.afterStop == 0)
+        let removed = Self.play(removeAtEnd: true)
+        #expect(removed.present == 0 && removed.state == nil)
         #expect(LiveResources.count == baseline)
     }
 }

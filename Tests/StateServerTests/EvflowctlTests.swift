@@ -254,6 +254,34 @@ struct EvflowctlTests {
         #expect(Self.replayPresses(recording, config: config) == 24)
     }
 
+    @Test("analyze reads evtest output, alone or as events plus --desc header; a description alone is refused")
+    func analyzeEvtest() throws {
+        let paste = ServerFixtures.root.appendingPathComponent("handmade/worn-mouse.evtest")
+        let whole = try run(["analyze", paste.path])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(whole.stdout.contains("Logitech USB Optical Mouse"))
+        // The paste's spurious release (1@0 0@250 1@254 0@278) is one real press, kept as one.
+        #expect(whole.stdout.contains("  BTN_LEFT: 2 presses, 2 releases, 0 repeats\n"))
+        #expect(whole.stdout.contains("with the default: 0 bounce(s) left, 0 of 1 real press(es) lost"))
+        let text = try String(contentsOf: paste, encoding: .utf8)
+        let cut = text.range(of: "Event: time")!.lowerBound
+        let dir = FileManager.default.temporaryDirectory
+        let header = dir.appendingPathComponent("evflow-\(getpid())-mouse.prop")
+        let events = dir.appendingPathComponent("evflow-\(getpid())-mouse.txt")
+        try Data(text[..<cut].utf8).write(to: header)
+        try Data(text[cut...].utf8).write(to: events)
+        defer { for u in [header, events] { try? FileManager.default.removeItem(at: u) } }
+        let split = try run(["analyze", "--desc", header.path, events.path])
+        #expect(split.status == 0, "\(split.stderr)")
+        #expect(split.stdout == whole.stdout)
+        let alone = try run(["analyze", events.path])
+        #expect(alone.status == 65)
+        #expect(alone.stderr.contains("give the header with --desc"))
+        let descOnly = try run(["analyze", header.path])
+        #expect(descOnly.status == 65)
+        #expect(descOnly.stderr.contains("no events"))
+    }
+
     @Test func analyzeOfAnUnreadableFileExits74() throws {
         let r = try run(["analyze", "/nonexistent/evflow-no-such-file.evemu"])
         #expect(r.status == 74)
