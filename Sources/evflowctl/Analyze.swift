@@ -18,6 +18,8 @@ struct Analyze: ParsableCommand {
     @Flag(name: .long, help: "JSON output.") var json = false
     @Option(name: .customLong("desc"), help: "Description of RECORDING when it holds events only (evemu description or evtest header, any name).")
     var descriptionPath: String?
+    @Flag(name: .long, help: "Also measure idle noise per absolute axis and suggest a hysteresis.")
+    var axes = false
     @Option(name: .customLong("config-out"), help: "Also write the suggestion as a configuration file (YAML) to FILE.")
     var configOut: String?
 
@@ -33,12 +35,15 @@ struct Analyze: ParsableCommand {
                 if let e = error as? RecordingError, case .unreadable = e.reason { throw CtlFailure(description: "\(error)", code: 74) }
                 throw CtlFailure(description: "\(error)", code: 65)
             }
-            let report = ChatterAnalysis.analyze(parsed.devices.map { (info: $0.info, events: $0.events) })
-            let text = json ? report.renderJSON() : report.renderText()
+            let devices = parsed.devices.map { (info: $0.info, events: $0.events) }
+            let report = ChatterAnalysis.analyze(devices)
+            let axisReports = axes ? AxisNoiseAnalysis.analyze(devices) : []
+            var text = json ? report.renderJSON() : report.renderText()
+            if axes && !json { text += AxisNoiseAnalysis.renderText(axisReports) }
             print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
             if let configOut {
                 do {
-                    try Data(report.configSnippet().utf8).write(to: URL(fileURLWithPath: configOut))
+                    try Data(report.configSnippet(axes: axisReports).utf8).write(to: URL(fileURLWithPath: configOut))
                 } catch {
                     throw CtlFailure(description: "\(configOut): cannot write: \(error.localizedDescription)", code: 74)
                 }

@@ -191,3 +191,47 @@ import Testing
         #expect(try analyze("evemu-devices/mice/PS2 Generic Mouse.events").isEmpty)
     }
 }
+
+@Suite("AxisNoiseAnalysis (analyze --axes)") struct AxisNoiseAnalysisTests {
+    static let stick = device(name: "Stick", classes: [.joystick], capabilities: [EventType.abs: [C.ABS_X, C.ABS_Y]],
+                              absInfo: [C.ABS_X: AbsInfo(minimum: 0, maximum: 255, fuzz: 4),
+                                        C.ABS_Y: AbsInfo(minimum: 0, maximum: 255, fuzz: 4)])
+
+    /// ABS_X rests at 128 swinging ±6 (a worn stick, far more than its fuzz of 4) for 2 s,
+    /// moves to 250, rests there ±1; ABS_Y rests within its fuzz.
+    static func events() -> [InputEvent] {
+        var rng = SplitMix64(seed: 7)
+        var out: [InputEvent] = []
+        func add(_ code: UInt16, _ v: Int32, _ t: Int64) {
+            out.append(InputEvent(time: t * 1_000_000, type: EventType.abs, code: code, value: v))
+            out.append(InputEvent(time: t * 1_000_000, type: EventType.syn, code: SynCode.report, value: 0))
+        }
+        var t: Int64 = 0
+        for i in 0..<200 { add(C.ABS_X, 122 + Int32(i % 13), t); t += 10 }            // 122…134: swing 12
+        for v in stride(from: 134, through: 250, by: 29) { add(C.ABS_X, Int32(v), t); t += 10 }
+        for _ in 0..<100 { add(C.ABS_X, 249 + Int32(rng.below(3)), t); t += 10 }
+        for i in 0..<100 { add(C.ABS_Y, 60 + Int32(i % 4), t); t += 10 }
+        return out
+    }
+
+    @Test("idle swing, suggestion, and the real filter's deliveries at rest with the fuzz and the suggestion")
+    func stick() throws {
+        let axes = AxisNoiseAnalysis.analyze([(info: Self.stick, events: Self.events())])
+        #expect(axes.map(\.code) == ["ABS_X", "ABS_Y"])
+        let x = axes[0]
+        #expect(x.idleSwing == 12 && x.fuzz == 4 && x.suggestedHysteresis == 12)
+        #expect(x.restingSlices >= 25)
+        #expect(x.idleDeliveredWithFuzz > 20)        // the fuzz lets the idle swing through
+        #expect(x.idleDeliveredWithSuggestion == 0)  // the suggestion hides it
+        let y = axes[1]
+        #expect(y.idleSwing == 3 && y.suggestedHysteresis == 4 && y.idleDeliveredWithFuzz == 0)
+        let text = AxisNoiseAnalysis.renderText(axes)
+        #expect(text.contains("    suggested hysteresis: 12 (the stick swings more than its fuzz at rest)\n"))
+        #expect(text.contains("    suggested hysteresis: fuzz (4) already covers it\n"))
+        // --config-out carries the axis whose fuzz is not enough, and parses.
+        let yaml = ChatterAnalysis.analyze([]).configSnippet(axes: axes)
+        #expect(yaml.contains("      ABS_X: { hysteresis: 12 }\n") && !yaml.contains("ABS_Y"))
+        let settings = try FilterConfig.parse(yaml: yaml).settings(for: Self.stick)
+        #expect(settings.absolute[C.ABS_X] == .absolute(hysteresis: 12, minInterval: 0))
+    }
+}

@@ -282,6 +282,18 @@ struct EvflowctlTests {
         #expect(descOnly.stderr.contains("no events"))
     }
 
+    @Test func analyzeAxesAddsTheAxisSection() throws {
+        let touchpad = ServerFixtures.root.appendingPathComponent("recordings/evemu-devices/touchpads/bcm5974.three-finger-click.events")
+        let plain = try run(["analyze", touchpad.path])
+        let axes = try run(["analyze", "--axes", touchpad.path])
+        #expect(plain.status == 0 && axes.status == 0)
+        #expect(!plain.stdout.contains("Axes at rest"))
+        #expect(axes.stdout.hasPrefix(plain.stdout.trimmingCharacters(in: .newlines)))
+        #expect(axes.stdout.contains("\nAxes at rest: slices of 100ms spanning at most 5% of the axis' range\n"))
+        #expect(axes.stdout.contains("  ABS_X: "))
+        #expect(!axes.stdout.contains("ABS_MT_"))
+    }
+
     @Test func analyzeOfAnUnreadableFileExits74() throws {
         let r = try run(["analyze", "/nonexistent/evflow-no-such-file.evemu"])
         #expect(r.status == 74)
