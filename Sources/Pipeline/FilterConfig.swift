@@ -6,8 +6,8 @@ import Yams
 /// ```yaml
 /// version: 1
 /// defaults:
-///   keys: 15ms            # chatter window for keys (off disables)
-///   buttons: 25ms         # chatter window for buttons (BTN_*)
+///   keys: 15ms            # debounce window for keys (off disables)
+///   buttons: 25ms         # debounce window for buttons (BTN_*)
 ///   switches: 20ms        # debounce for EV_SW
 ///   spurious: auto        # spurious-release method: auto (on once seen), always, off
 ///   spurious_window: 12ms # how long a release is held when it is on

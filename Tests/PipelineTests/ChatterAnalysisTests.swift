@@ -235,3 +235,14 @@ import Testing
         #expect(settings.absolute[C.ABS_X] == .absolute(hysteresis: 12, minInterval: 0))
     }
 }
+
+@Suite("Default debounce on the shipped recordings") struct DefaultDebounceOnFixturesTests {
+    @Test("every key and button of every shipped recording: no extra click, no real press lost", arguments: Fixtures.recordings())
+    func clean(path: String) throws {
+        let r = try Recording.read(contentsOf: Fixtures.recording(path))
+        for c in ChatterAnalysis.analyze(r.devices.map { (info: $0.info, events: $0.events) }).codes {
+            guard let d = c.withDefault else { continue }   // touch and tool contacts are not filtered
+            #expect(d.isClean, "\(path) \(c.code): \(d)")
+        }
+    }
+}
