@@ -3,6 +3,7 @@ import InputModel
 import Pipeline
 import Recording
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 
 // evflowctl as a user runs it: the built executable, against a test server. The binary sits

@@ -1,6 +1,7 @@
 import Foundation
 import InputModel
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 
 // Tests of the wire protocol codec (docs/protocol.md): request parsing and every error,

@@ -5,6 +5,7 @@ import Reactive
 import Recording
 import Synchronization
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 #if canImport(Glibc)
 import Glibc
@@ -610,3 +611,4 @@ extension TestClient {
         return try request(line, until: cls, skipped: &skipped)
     }
 }
+

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvflowProtocol
 import Logging
 import NIOCore
 import NIOPosix

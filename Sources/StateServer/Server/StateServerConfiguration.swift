@@ -1,3 +1,5 @@
+import EvflowProtocol
+
 /// How a `StateServer` listens and whom it serves (docs/protocol.md §2, §7).
 public struct StateServerConfiguration: Sendable {
     /// Path of the Unix socket; bound, and removed at shutdown, by the server (unless adopted).

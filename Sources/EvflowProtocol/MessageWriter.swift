@@ -123,6 +123,18 @@ public struct MessageWriter: Sendable {
     /// `WATCH` response: the selection as understood, and the ids of matching devices present.
     public mutating func appendWatch(_ watch: WatchRequest, matched: [DeviceID], tag: RequestTag? = nil) {
         begin("WATCH")
+        writeWatchMembers(watch)
+        json.key("matched")
+        json.beginArray()
+        for id in matched.sorted() { json.string(id.rawValue) }
+        json.endArray()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// The members of a `WATCH` request or response (all but `matched` and `id`), in the
+    /// normal form: selectors as given, types and codes ascending, names where there are names.
+    private mutating func writeWatchMembers(_ watch: WatchRequest) {
         if !watch.devices.isEmpty {
             json.key("devices")
             json.beginArray()
@@ -145,11 +157,22 @@ public struct MessageWriter: Sendable {
         }
         json.key("stream"); json.string(watch.stream.rawValue)
         if let rate = watch.maxRate { json.key("max_rate"); json.double(rate) }
-        json.key("matched")
-        json.beginArray()
-        for id in matched.sorted() { json.string(id.rawValue) }
-        json.endArray()
-        writeTag(tag)
+    }
+
+    // MARK: - Requests (what a client sends)
+
+    /// A request line: `Request.parse` reads it back as an equal `Request` (the parser's
+    /// normal form; a `DeviceSelector.name` spelt like an id or a class name reads back as
+    /// that id or class, as it would from any client).
+    public mutating func appendRequest(_ request: Request) {
+        json.beginObject()
+        json.key("class"); json.string(request.requestClass)
+        switch request.kind {
+        case .devices, .stats, .unwatch, .ping: break
+        case .state(let device): json.key("device"); json.string(device)
+        case .watch(let watch): writeWatchMembers(watch)
+        }
+        writeTag(request.tag)
         endMessage()
     }
 

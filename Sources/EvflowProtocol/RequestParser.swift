@@ -22,6 +22,11 @@ extension Request {
             throw ProtocolError(.notJSON)
         }
         guard case .object(let object) = value else { throw ProtocolError(.notAnObject) }
+        return try parse(object: object, naming: naming)
+    }
+
+    /// Parses a decoded request object (also how a client reads a `WATCH` response back).
+    static func parse(object: [String: JSONValue], naming: EventNaming) throws(ProtocolError) -> Request {
         var parser = RequestParser(object: object, naming: naming)
         return try parser.parse()
     }
