@@ -612,3 +612,72 @@ extension TestClient {
     }
 }
 
+/// `syscall(2)` with two arguments: the raw system call changes the calling thread's
+/// credentials only (glibc's `setgroups` changes every thread's). glibc's `syscall` is an
+/// assembly stub that only moves registers, so calling it without the C variadic convention
+/// is safe on x86-64 and arm64.
+@_silgen_name("syscall")
+private func rawSyscall(_ number: Int, _ count: Int, _ groups: UnsafePointer<gid_t>?) -> Int
+
+/// `__NR_setgroups` (Glibc does not export the `SYS_` names to Swift).
+#if arch(x86_64)
+private let SYS_setgroups = 116
+#elseif arch(arm64)
+private let SYS_setgroups = 159
+#endif
+
+/// Connects from a thread whose supplementary groups are `groups` at `connect()`; the rest of
+/// the process (what `/proc/PID/status` shows) keeps its own. Needs CAP_SETGID (root).
+private func connectWithThreadGroups(_ groups: [gid_t], path: String) throws -> TestClient {
+    let saved: [gid_t] = {
+        var g = [gid_t](repeating: 0, count: Int(getgroups(0, nil)))
+        let n = getgroups(Int32(g.count), &g)
+        return Array(g.prefix(Int(max(n, 0))))
+    }()
+    let result = Mutex<Result<TestClient, any Error>?>(nil)
+    let thread = Thread {
+        let set = groups.withUnsafeBufferPointer { rawSyscall(SYS_setgroups, $0.count, $0.baseAddress) }
+        let r: Result<TestClient, any Error> = set == 0
+            ? Result { try TestClient(path: path) }
+            : .failure(TestClientError(description: "setgroups: errno \(errno)"))
+        _ = saved.withUnsafeBufferPointer { rawSyscall(SYS_setgroups, $0.count, $0.baseAddress) }
+        result.withLock { $0 = r }
+    }
+    thread.start()
+    while result.withLock({ $0 == nil }) { usleep(1000) }
+    return try result.withLock { $0! }.get()
+}
+
+@Suite struct PeerGroupTests {
+    /// Regression: supplementary groups were read from `/proc/PID/status` after connect — the
+    /// process's groups at check time (racy), and hidden by the unit's `ProtectProc=invisible`
+    /// for other users' processes, so `--allow-group` for a supplementary group never matched.
+    /// They come from `SO_PEERGROUPS` now: the groups the peer had when it connected.
+    @Test(.enabled(if: getuid() == 0, "needs CAP_SETGID to give one thread other groups"))
+    func aSupplementaryGroupAtConnectIsAllowedFromSOPeerGroups() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
+                $0.allowedGIDs = [4242]
+            }
+            let member = try connectWithThreadGroups([17, 4242], path: path)
+            #expect(try member.read()["class"] as? String == "VERSION")
+            // The same process, connecting with its own groups: refused.
+            let outsider = try TestClient(path: path)
+            #expect(try outsider.read()["reason"] as? String == "not-permitted")
+            // Another supplementary group: refused.
+            let other = try connectWithThreadGroups([4243], path: path)
+            #expect(try other.read()["reason"] as? String == "not-permitted")
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func theGroupBufferDropsOnlyTheZeroPadding() {
+        var b = PeerCredentials.GroupBuffer()
+        #expect(b.groups == [])
+        b.a[0] = 0; b.a[1] = 5; b.b[3] = 70000
+        #expect(b.groups == [0, 5] + [UInt32](repeating: 0, count: 64 + 3 - 2) + [70000])
+        #expect(MemoryLayout<PeerCredentials.GroupBuffer>.size == PeerCredentials.GroupBuffer.capacity * 4)
+    }
+}
