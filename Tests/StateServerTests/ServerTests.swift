@@ -348,7 +348,10 @@ struct ServerTests {
             let kb = testKeyboard()
             devices.add(kb)
             warmUp(devices, kb.id)
-            let (server, path) = try await startServer(hub: devices.hub) { $0.maxClients = 128 }
+            let (server, path) = try await startServer(hub: devices.hub) {
+                $0.maxClients = 128
+                $0.maxClientsPerUser = 128   // every client is this process's uid
+            }
             let baseline = LiveResources.count
             let clients = try (0..<100).map { _ in try TestClient(path: path) }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -490,6 +493,75 @@ struct ServerTests {
                 active.close()
             }
             await expectBaseline(baseline, server)
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    /// Regression: the idle timeout applied only before a client's first request; after one
+    /// request a client that never watched held a slot for ever.
+    @Test func aClientThatIsNotWatchingIsClosedWhenSilentAfterARequest() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub) { $0.idleTimeoutAfterRequest = .milliseconds(300) }
+            let baseline = LiveResources.count
+            do {
+                let quiet = try TestClient(path: path)
+                let watcher = try TestClient(path: path)
+                _ = try quiet.read()
+                _ = try watcher.read()
+                _ = try quiet.request(#"{"class":"PING"}"#)
+                _ = try watcher.request(#"{"class":"WATCH"}"#)
+                // A request re-arms the limit: one at 200 ms keeps the client past 300 ms.
+                try await Task.sleep(for: .milliseconds(200))
+                _ = try quiet.request(#"{"class":"STATS"}"#)
+                try await Task.sleep(for: .milliseconds(200))
+                _ = try quiet.request(#"{"class":"PING"}"#)
+                let started = Date()
+                let close = try quiet.read(timeout: 3)
+                #expect(close["class"] as? String == "CLOSE")
+                #expect(close["reason"] as? String == "idle")
+                #expect(Date().timeIntervalSince(started) < 2)
+                #expect(try quiet.readLine() == nil)
+                // The watcher stayed silent just as long and is still served; after UNWATCH
+                // the limit applies to it too.
+                #expect(try watcher.request(#"{"class":"PING"}"#)["class"] as? String == "PING")
+                _ = try watcher.request(#"{"class":"UNWATCH"}"#)
+                var skipped: [[String: Any]] = []
+                #expect(try watcher.read(until: "CLOSE", skipped: &skipped, timeout: 3)["reason"] as? String == "idle")
+                let stats = try TestClient(path: path)
+                _ = try stats.read()
+                let closed = try stats.request(#"{"class":"STATS"}"#)["closed"] as? [String: Any]
+                #expect(closed?["idle"] as? Int == 2)
+                stats.close()
+            }
+            await expectBaseline(baseline, server)
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    /// Regression: nothing limited how many of the server's slots one user could take.
+    @Test func oneUserGetsAtMostMaxClientsPerUser() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub) { $0.maxClientsPerUser = 2 }
+            do {
+                let a = try TestClient(path: path), b = try TestClient(path: path)
+                _ = try a.read()
+                _ = try b.read()
+                let third = try TestClient(path: path)
+                let close = try third.read()
+                #expect(close["reason"] as? String == "too-many-clients")
+                #expect((close["message"] as? String)?.contains("per user") == true)
+                #expect(try third.readLine() == nil)
+                a.close()
+                #expect(await eventually { server.clientCount == 1 })
+                let fourth = try TestClient(path: path)
+                #expect(try fourth.read()["class"] as? String == "VERSION")
+                b.close()
+                fourth.close()
+            }
             await server.shutdown()
             devices.stop()
         }
