@@ -258,23 +258,6 @@ public struct MessageWriter: Sendable {
         return true
     }
 
-    /// `EVENT`: one event delivered outside a frame. Writes nothing and returns false when
-    /// `selection` does not pass it.
-    @discardableResult
-    public mutating func appendEvent(device: DeviceID, stream: StreamKind, event e: InputEvent,
-                                     selection: EventSelection = .all) -> Bool {
-        guard selection.matches(type: e.type, code: e.code) else { return false }
-        begin("EVENT")
-        json.key("device"); json.string(device.rawValue)
-        json.key("time"); json.int(e.time)
-        json.key("stream"); json.string(stream.rawValue)
-        json.key("type"); names.writeType(e.type, to: &json)
-        json.key("code"); names.writeCode(type: e.type, code: e.code, to: &json)
-        json.key("value"); json.int(Int64(e.value))
-        endMessage()
-        return true
-    }
-
     // MARK: - Pieces
 
     private mutating func begin(_ cls: StaticString) {

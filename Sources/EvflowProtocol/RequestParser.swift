@@ -50,7 +50,7 @@ private let membersByClass: [String: Set<String>] = [
 ]
 
 /// Classes only the server sends.
-private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "EVENT", "DEVICE", "ERROR", "CLOSE"]
+private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE"]
 
 /// Validates a decoded object member by member.
 private struct RequestParser {

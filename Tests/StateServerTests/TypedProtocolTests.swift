@@ -138,3 +138,39 @@ private let kb: DeviceInfo = {
         #expect(try JSONDecoder().decode(FrameMessage.self, from: Data(w.bytes.dropLast())) == message)
     }
 }
+
+/// The server message classes docs/protocol.md documents (its `### CLASS —` headings, and
+/// the greeting), from the file in this checkout.
+private func documentedServerClasses() throws -> Set<String> {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let text = try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+    var classes: Set<String> = ["VERSION"]
+    for line in text.split(separator: "\n") where line.hasPrefix("### ") {
+        if let name = line.dropFirst(4).split(separator: " ").first { classes.insert(String(name)) }
+    }
+    return classes
+}
+
+@Suite struct ProtocolDocumentationTests {
+    /// Regression: docs/protocol.md documented an `EVENT` message that the server never sent
+    /// (every event reaches a watcher inside a FRAME). The documented classes are now exactly
+    /// the ones the writer has — and the decoder knows.
+    @Test func theDocumentedServerMessagesAreTheOnesTheServerWrites() throws {
+        var w = MessageWriter()
+        let info = DeviceInfo(name: "d", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 3))
+        w.appendVersion(release: "r")
+        w.appendDevices([])
+        w.appendState(DeviceStateReport(device: info))
+        w.appendStats(ServerStats(release: "r", uptime: 0, now: 0, devices: 0, clients: 0, watchers: 0, liveResources: 0))
+        w.appendWatch(WatchRequest(), matched: [])
+        w.appendUnwatch()
+        w.appendPing(now: 0)
+        w.appendError(ProtocolError(.notJSON))
+        w.appendClose(reason: .idle, message: "")
+        w.appendFrame(device: info.id, stream: .raw, frame: InputFrame(time: 0, events: [InputEvent(time: 0, type: 1, code: 30, value: 1)]))
+        w.appendDeviceNotice(.added(info))
+        let written = try decodeAll(w.bytes).map(\.messageClass)
+        #expect(!written.contains("other"))
+        #expect(Set(written) == (try documentedServerClasses()))
+    }
+}
