@@ -24,11 +24,13 @@ struct PeerCredentials: Sendable, Hashable {
         }
         let cred: EventLoopFuture<UCred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        let groups: EventLoopFuture<GroupBuffer?> = provider.unsafeGetSocketOption(
+        // The buffer's own type, not an Optional of it: NIO sizes the kernel's buffer by the type.
+        let groups: EventLoopFuture<GroupBuffer> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERGROUPS))
-        return cred.and(groups.map { Optional($0) }.recover { _ in nil })
-            .map { cred, buffer -> PeerCredentials? in
-                PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: buffer??.groups ?? [])
+        let groupList = groups.map { $0.groups }.recover { _ in [] }   // ERANGE: more than 256
+        return cred.and(groupList)
+            .map { cred, groups -> PeerCredentials? in
+                PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: groups)
             }.recover { _ in nil }
         #else
         return channel.eventLoop.makeSucceededFuture(nil)
