@@ -142,6 +142,17 @@ struct EvflowctlTests {
         }
     }
 
+    /// evflowctl builds its WATCH from the protocol's own types and checks it as the server
+    /// would, before connecting: a bad type is a usage error with the server's wording.
+    @Test func aBadWatchSelectionIsAUsageErrorWithTheServersMessage() throws {
+        let r = try run(["watch", "--socket", temporarySocketPath(), "--type", "EV_KYE"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("unknown event type 'EV_KYE'"))
+        let rate = try run(["watch", "--socket", temporarySocketPath(), "--max-rate", "0"])
+        #expect(rate.status == 64)
+        #expect(rate.stderr.contains("field 'max_rate' must be a number greater than 0 and at most 100000"))
+    }
+
     @Test func recordWritesAnEvemuFileOfTheRawStream() async throws {
         try await released {
             let devices = ManualDevices()
