@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "InputModel", targets: ["InputModel"]),
         .library(name: "Recording", targets: ["Recording"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "EvflowProtocol", targets: ["EvflowProtocol"]),
         .library(name: "StateServer", targets: ["StateServer"]),
         .executable(name: "evflowd", targets: ["evflowd"]),
         .executable(name: "evflowctl", targets: ["evflowctl"]),
@@ -38,8 +39,10 @@ let package = Package(
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
         .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),
+        // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
+        .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [
-            "Reactive", "InputModel", "Pipeline",
+            "Reactive", "InputModel", "Pipeline", "EvflowProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -52,7 +55,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "evflowctl", dependencies: [
-            "InputModel", "Recording", "Pipeline", "StateServer",
+            "InputModel", "Recording", "Pipeline", "EvflowProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -65,7 +68,7 @@ let package = Package(
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
-        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,3 +82,12 @@ if ["InputModel", "Recording", "Pipeline", "StateServer"].allSatisfy({ evflowMan
     package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon))
     package.targets.append(.executableTarget(name: "MemoryBench", dependencies: daemon))
 }
+
+// P1 (docs/benchmarks.md "Protocol: P1"): FRAME encoded by hand vs with Codable. It needs the
+// root package to export EvflowProtocol and InputModel; left out otherwise like R1.
+if ["InputModel", "EvflowProtocol"].allSatisfy({ evflowManifest.contains(".library(name: \"\($0)\"") }) {
+    package.targets.append(.executableTarget(name: "FrameEncoding", dependencies: [
+        .product(name: "EvflowProtocol", package: "evflow"),
+        .product(name: "InputModel", package: "evflow"),
+    ]))
+}

@@ -9,7 +9,7 @@
 #                      tree, which other people may be editing
 #     --reps N         interleaved repetitions (default 5)
 #     --only W1,W4     some workloads
-#     --scale K        sizes divided by K (quick check only; not the BENCHMARKS.md sizes)
+#     --scale K        sizes divided by K (quick check only; not the docs/benchmarks.md sizes)
 # EVFLOW_BENCH_SCRATCH overrides the build folder (default Benchmarks/.build-bench).
 set -euo pipefail
 cd "$(dirname "$0")"

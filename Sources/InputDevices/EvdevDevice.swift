@@ -15,7 +15,7 @@ final class EvdevDevice {
     private let handle: OpaquePointer
 
     /// Opens `path` non-blocking, attaches libevdev and switches the event clock to
-    /// `CLOCK_MONOTONIC` so timestamps agree with scheduler time (DESIGN.md, "Time").
+    /// `CLOCK_MONOTONIC` so timestamps agree with scheduler time (docs/architecture.md, "Time").
     init(path: String) throws(SystemError) {
         let fd = try FileDescriptor.openForReading(path)
         var dev: OpaquePointer?

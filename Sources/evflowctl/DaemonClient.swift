@@ -1,3 +1,4 @@
+import EvflowProtocol
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -18,13 +19,22 @@ struct CtlFailure: Error, CustomStringConvertible {
     static func io(_ message: String) -> CtlFailure { CtlFailure(description: message, code: 74) }
 }
 
+/// One line from evflowd: the decoded message and the line as received (for `--json`).
+struct Reply {
+    /// The message.
+    var message: ServerMessage
+    /// The line, without its newline.
+    var line: String
+}
+
 /// A blocking JSON-lines client of evflowd's socket (plain POSIX: evflowctl is short-lived).
+/// Requests are encoded and replies decoded with the protocol's own types (`EvflowProtocol`).
 final class DaemonClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var eof = false
-    /// The greeting.
-    private(set) var greeting: [String: Any] = [:]
+    /// The greeting's release.
+    private(set) var release = ""
 
     /// Connects and reads the greeting; a missing or dead socket is `unavailable`.
     init(socketPath: String) throws {
@@ -48,22 +58,21 @@ final class DaemonClient {
             close(fd)
             throw CtlFailure.unavailable("evflowd is not running (cannot connect to \(socketPath): \(String(cString: strerror(e))))")
         }
-        let hello = try read()
-        if hello["class"] as? String == "CLOSE" {
-            throw CtlFailure.unavailable("evflowd refused the connection: \(hello["message"] as? String ?? hello["reason"] as? String ?? "?")")
-        }
-        guard hello["class"] as? String == "VERSION" else {
+        switch try read().message {
+        case .close(let notice):
+            throw CtlFailure.unavailable("evflowd refused the connection: \(notice.message.isEmpty ? notice.reasonText : notice.message)")
+        case .version(let release, _, _):
+            self.release = release
+        default:
             throw CtlFailure.protocolError("unexpected greeting from \(socketPath)")
         }
-        greeting = hello
     }
 
     deinit { close(fd) }
 
     /// Sends one request line.
-    func send(_ object: [String: Any]) throws {
-        var data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        data.append(UInt8(ascii: "\n"))
+    func send(_ request: Request) throws {
+        let data = request.encoded()
         var off = 0
         while off < data.count {
             let n = data[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -72,47 +81,59 @@ final class DaemonClient {
         }
     }
 
-    /// The next message; nil at EOF. `timeoutMillis` < 0 waits for ever; on timeout returns
-    /// `[:]` so a caller can check a stop flag.
-    func readMessage(timeoutMillis: Int32 = -1) throws -> [String: Any]? {
+    /// The next message; nil at EOF. `timeoutMillis` < 0 waits for ever; on timeout (or a
+    /// signal) returns `.timedOut` so a caller can check a stop flag.
+    func readMessage(timeoutMillis: Int32 = -1) throws -> Read {
         while true {
             if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(buffer[..<nl])
+                let line = Array(buffer[..<nl])
                 buffer.removeSubrange(...nl)
-                guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else {
-                    throw CtlFailure.protocolError("evflowd sent a line that is not a JSON object")
+                do {
+                    return .reply(Reply(message: try ServerMessage.decode(line), line: String(decoding: line, as: UTF8.self)))
+                } catch {
+                    throw CtlFailure.protocolError("evflowd sent a line evflowctl cannot read: \(error)")
                 }
-                return object
             }
-            if eof { return nil }
+            if eof { return .end }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let r = poll(&p, 1, timeoutMillis)
-            if r == 0 { return [:] }
-            if r < 0 { if errno == EINTR { return [:] }; throw CtlFailure.unavailable("poll: \(String(cString: strerror(errno)))") }
+            if r == 0 { return .timedOut }
+            if r < 0 { if errno == EINTR { return .timedOut }; throw CtlFailure.unavailable("poll: \(String(cString: strerror(errno)))") }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { return [:] }
+            if n < 0 && errno == EINTR { return .timedOut }
             if n <= 0 { eof = true } else { buffer.append(contentsOf: chunk[0..<n]) }
         }
     }
 
+    /// What `readMessage` got.
+    enum Read {
+        case reply(Reply)
+        case timedOut
+        case end
+    }
+
     /// The next message; EOF is an error.
-    func read() throws -> [String: Any] {
-        guard let m = try readMessage() else { throw CtlFailure.unavailable("evflowd closed the connection") }
-        return m
+    func read() throws -> Reply {
+        while true {
+            switch try readMessage() {
+            case .reply(let r): return r
+            case .timedOut: continue
+            case .end: throw CtlFailure.unavailable("evflowd closed the connection")
+            }
+        }
     }
 
     /// Sends a request and returns its response (stream messages before it are skipped);
     /// an `ERROR` or `CLOSE` becomes a failure.
-    func request(_ object: [String: Any]) throws -> [String: Any] {
-        try send(object)
-        let cls = object["class"] as? String
+    func request(_ request: Request) throws -> Reply {
+        try send(request)
         while true {
-            let m = try read()
-            switch m["class"] as? String {
-            case cls: return m
-            case "ERROR": throw CtlFailure.protocolError("evflowd: \(m["message"] as? String ?? "error")")
-            case "CLOSE": throw CtlFailure.unavailable("evflowd closed the connection: \(m["message"] as? String ?? "")")
+            let r = try read()
+            switch r.message {
+            case .error(let e): throw CtlFailure.protocolError("evflowd: \(e.message)")
+            case .close(let c): throw CtlFailure.unavailable("evflowd closed the connection: \(c.message)")
+            case let m where m.messageClass == request.requestClass: return r
             default: continue
             }
         }

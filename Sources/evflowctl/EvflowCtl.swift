@@ -1,4 +1,5 @@
 import ArgumentParser
+import EvflowProtocol
 import Foundation
 import InputModel
 import Recording
@@ -43,11 +44,9 @@ func runReporting(_ body: () throws -> Void) throws {
     }
 }
 
-/// Prints a reply as one compact JSON line.
-func printJSON(_ object: [String: Any]) {
-    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-        print(String(decoding: data, as: UTF8.self))
-    }
+/// Prints a reply as the daemon sent it: one compact JSON line.
+func printJSON(_ reply: Reply) {
+    print(reply.line)
 }
 
 struct Devices: ParsableCommand {
@@ -56,8 +55,9 @@ struct Devices: ParsableCommand {
 
     func run() throws {
         try runReporting {
-            let reply = try DaemonClient(socketPath: global.socketPath).request(["class": "DEVICES"])
-            if global.json { printJSON(reply) } else { print(Render.devices(reply), terminator: "") }
+            let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.devices))
+            guard case .devices(let devices, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+            if global.json { printJSON(reply) } else { print(Render.devices(devices), terminator: "") }
         }
     }
 }
@@ -69,8 +69,9 @@ struct State: ParsableCommand {
 
     func run() throws {
         try runReporting {
-            let reply = try DaemonClient(socketPath: global.socketPath).request(["class": "STATE", "device": device])
-            if global.json { printJSON(reply) } else { print(Render.state(reply), terminator: "") }
+            let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.state(device: device)))
+            guard case .state(let report, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+            if global.json { printJSON(reply) } else { print(Render.state(report), terminator: "") }
         }
     }
 }
@@ -81,8 +82,9 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         try runReporting {
-            let reply = try DaemonClient(socketPath: global.socketPath).request(["class": "STATS"])
-            if global.json { printJSON(reply) } else { print(Render.stats(reply), terminator: "") }
+            let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.stats))
+            guard case .stats(let stats, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+            if global.json { printJSON(reply) } else { print(Render.stats(stats), terminator: "") }
         }
     }
 }
@@ -105,37 +107,39 @@ struct Watch: ParsableCommand {
     @Option(name: .long, help: "At most this many messages per second.") var maxRate: Double?
     @Option(name: .long, help: "Stop after this many stream messages.") var count: Int?
 
-    /// The `WATCH` request for the options.
-    func request() -> [String: Any] {
-        var r: [String: Any] = ["class": "WATCH", "id": "evflowctl"]
-        if !device.isEmpty { r["devices"] = device }
-        if !type.isEmpty { r["types"] = type.map { t -> Any in Int(t).map { $0 as Any } ?? t } }
-        if !code.isEmpty { r["codes"] = code }
-        if raw { r["stream"] = "raw" }
-        if let maxRate { r["max_rate"] = maxRate }
-        return r
+    /// The `WATCH` request for the options, checked here as evflowd would check it.
+    func request() throws -> Request {
+        do {
+            let watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
+                                         maxRate: maxRate)
+            return Request(.watch(watch), tag: .string("evflowctl"))
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() throws {
+        let request = try request()
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
-            let reply = try client.request(request())
-            if !global.json {
-                let matched = reply["matched"] as? [String] ?? []
+            let reply = try client.request(request)
+            if !global.json, case .watch(_, let matched, _) = reply.message {
                 FileHandle.standardError.write(Data("watching \(matched.count) device(s)\n".utf8))
             }
             installStopHandlers()
             var seen = 0
             while stopRequested == 0, count.map({ seen < $0 }) ?? true {
-                guard let m = try client.readMessage(timeoutMillis: 200) else {
-                    throw CtlFailure.unavailable("evflowd closed the connection")
+                let m: Reply
+                switch try client.readMessage(timeoutMillis: 200) {
+                case .end: throw CtlFailure.unavailable("evflowd closed the connection")
+                case .timedOut: continue
+                case .reply(let r): m = r
                 }
-                if m.isEmpty { continue }
-                if m["class"] as? String == "CLOSE" {
-                    throw CtlFailure.unavailable("evflowd closed the connection: \(m["message"] as? String ?? "")")
+                if case .close(let c) = m.message {
+                    throw CtlFailure.unavailable("evflowd closed the connection: \(c.message)")
                 }
                 seen += 1
-                if global.json { printJSON(m) } else { print(Render.streamLine(m)) }
+                if global.json { printJSON(m) } else { print(Render.streamLine(m.message)) }
                 fflush(nil)   // all streams: `stdout` is not concurrency-safe to name
             }
         }
@@ -153,29 +157,30 @@ struct Record: ParsableCommand {
     func run() throws {
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
-            let state = try client.request(["class": "STATE", "device": device])
-            let info = DeviceDescription.info(from: state["device"] as? [String: Any] ?? [:])
-            _ = try client.request(["class": "WATCH", "devices": [info.id.rawValue], "stream": "raw", "id": "evflowctl-record"])
+            let state = try client.request(Request(.state(device: device)))
+            guard case .state(let report, _) = state.message else { throw CtlFailure.protocolError("unexpected reply") }
+            let info = report.device
+            _ = try client.request(Request(.watch(WatchRequest(devices: [.id(info.id)], stream: .raw)),
+                                           tag: .string("evflowctl-record")))
             FileHandle.standardError.write(Data("recording \(info.name) (\(info.id)); Ctrl-C to stop\n".utf8))
             installStopHandlers()
             var events: [InputEvent] = []
             var frames = 0
             loop: while stopRequested == 0, count.map({ frames < $0 }) ?? true {
-                guard let m = try client.readMessage(timeoutMillis: 200) else { break }
-                switch m["class"] as? String {
-                case "FRAME":
-                    guard let time = Render.int(m["time"]) else { continue }
-                    for e in m["events"] as? [[String: Any]] ?? [] {
-                        guard let t = e["type"].flatMap(DeviceDescription.type),
-                              let c = e["code"].flatMap({ DeviceDescription.code($0, type: t) }) else { continue }
-                        events.append(InputEvent(time: Render.int(e["time"]) ?? time, type: t, code: c,
-                                                 value: Int32(truncatingIfNeeded: Render.int(e["value"]) ?? 0)))
-                    }
-                    events.append(InputEvent(time: time, type: EventType.syn, code: SynCode.report, value: 0))
+                let m: ServerMessage
+                switch try client.readMessage(timeoutMillis: 200) {
+                case .end: break loop
+                case .timedOut: continue
+                case .reply(let r): m = r.message
+                }
+                switch m {
+                case .frame(let f):
+                    events.append(contentsOf: f.frame.events)
+                    events.append(InputEvent(time: f.frame.time, type: EventType.syn, code: SynCode.report, value: 0))
                     frames += 1
-                case "DEVICE" where m["action"] as? String == "removed":
+                case .device(.removed):
                     break loop
-                case "CLOSE":
+                case .close:
                     break loop
                 default:
                     continue

@@ -1,3 +1,4 @@
+import EvflowProtocol
 import Foundation
 import InputModel
 
@@ -17,149 +18,112 @@ enum Render {
     }
 
     /// `DEVICES`: id, name, classes, node.
-    static func devices(_ reply: [String: Any]) -> String {
-        let list = reply["devices"] as? [[String: Any]] ?? []
+    static func devices(_ list: [DeviceInfo]) -> String {
         if list.isEmpty { return "no devices\n" }
         return table(["ID", "NAME", "CLASSES", "NODE"], list.map { d in
-            [d["id"] as? String ?? "", d["name"] as? String ?? "",
-             (d["classes"] as? [String] ?? []).joined(separator: ","), d["devnode"] as? String ?? "-"]
+            [d.id.rawValue, d.name, d.classes.map(\.rawValue).sorted().joined(separator: ","), d.devnode ?? "-"]
         })
     }
 
     /// Monotonic nanoseconds as seconds with microseconds.
-    static func time(_ value: Any?) -> String {
-        guard let ns = int(value) else { return "-" }
+    static func time(_ ns: Int64?) -> String {
+        guard let ns else { return "-" }
         return String(format: "%.6f", Double(ns) / 1e9)
     }
 
-    static func int(_ value: Any?) -> Int64? {
-        if let n = value as? Int64 { return n }
-        if let n = value as? Int { return Int64(n) }
-        if let n = value as? NSNumber { return n.int64Value }
-        return nil
+    /// A code as libevdev names it, or its number.
+    static func code(_ type: UInt16, _ code: UInt16) -> String {
+        EventNames.codeName(type: type, code: code) ?? String(code)
     }
 
-    static func text(_ value: Any?) -> String {
-        switch value {
-        case let s as String: return s
-        case let n as NSNumber: return n.stringValue
+    static func hex4(_ v: UInt16) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - s.count)) + s
+    }
+
+    static func counts(_ c: [String: UInt64]) -> String {
+        c.isEmpty ? "none" : c.keys.sorted().map { "\($0)=\(c[$0]!)" }.joined(separator: " ")
+    }
+
+    static func tag(_ t: RequestTag?) -> String {
+        switch t {
+        case .string(let s)?: return s
+        case .integer(let n)?: return String(n)
         case nil: return "-"
-        default: return "\(value!)"
         }
     }
 
     /// `STATE`: a summary block, then the counters.
-    static func state(_ reply: [String: Any]) -> String {
-        let d = reply["device"] as? [String: Any] ?? [:]
+    static func state(_ r: DeviceStateReport) -> String {
+        let d = r.device
         var out = ""
         func line(_ k: String, _ v: String) { out += k.padding(toLength: 12, withPad: " ", startingAt: 0) + v + "\n" }
-        line("device", "\(text(d["name"])) (\(text(d["id"])))")
-        line("ids", "bus \(text(d["bus"])) vendor \(text(d["vendor"])) product \(text(d["product"])) version \(text(d["version"]))")
-        line("classes", (d["classes"] as? [String] ?? []).joined(separator: ", "))
-        if let node = d["devnode"] as? String { line("node", node) }
-        let keys = (reply["keys_down"] as? [Any] ?? []).map(text)
+        line("device", "\(d.name) (\(d.id))")
+        let i = d.inputID
+        line("ids", "bus \(hex4(i.bustype)) vendor \(hex4(i.vendor)) product \(hex4(i.product)) version \(hex4(i.version))")
+        line("classes", d.classes.map(\.rawValue).sorted().joined(separator: ", "))
+        if let node = d.devnode { line("node", node) }
+        let keys = r.keysDown.sorted().map { code(EventType.key, $0) }
         line("keys down", keys.isEmpty ? "none" : keys.joined(separator: " "))
-        for (label, member) in [("axes", "abs"), ("switches", "switches"), ("leds", "leds")] {
-            let values = reply[member] as? [String: Any] ?? [:]
-            if !values.isEmpty {
-                line(label, values.keys.sorted().map { "\($0)=\(text(values[$0]))" }.joined(separator: " "))
-            }
+        for (label, type, values) in [("axes", EventType.abs, r.abs), ("switches", EventType.sw, r.switches),
+                                      ("leds", EventType.led, r.leds)] where !values.isEmpty {
+            let named = values.map { (code(type, $0.key), $0.value) }.sorted { $0.0 < $1.0 }
+            line(label, named.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
         }
-        line("last event", time(reply["last_event"]))
-        let c = reply["counters"] as? [String: Any] ?? [:]
-        line("frames", "\(text(c["frames_in"])) in, \(text(c["frames_out"])) out")
-        line("events", "\(text(c["events_in"])) in, \(text(c["events_out"])) out")
-        line("syn_dropped", text(c["syn_dropped"]))
-        let dropped = c["dropped"] as? [String: Any] ?? [:]
-        line("dropped", dropped.isEmpty ? "none" : dropped.keys.sorted().map { "\($0)=\(text(dropped[$0]))" }.joined(separator: " "))
+        line("last event", time(r.lastEventTime))
+        let c = r.counters
+        line("frames", "\(c.framesIn) in, \(c.framesOut) out")
+        line("events", "\(c.eventsIn) in, \(c.eventsOut) out")
+        line("syn_dropped", String(c.synDropped))
+        line("dropped", counts(c.droppedByFilter))
         return out
     }
 
     /// `STATS`: a summary, then one row per client.
-    static func stats(_ reply: [String: Any]) -> String {
+    static func stats(_ s: ServerStats) -> String {
         var out = ""
         func line(_ k: String, _ v: String) { out += k.padding(toLength: 16, withPad: " ", startingAt: 0) + v + "\n" }
-        line("release", text(reply["release"]))
-        line("uptime", String(format: "%.1f s", (reply["uptime"] as? Double) ?? 0))
-        line("devices", text(reply["devices"]))
-        line("clients", "\(text(reply["clients"])) (\(text(reply["watchers"])) watching)")
-        line("live resources", text(reply["live_resources"]))
-        let dropped = reply["dropped"] as? [String: Any] ?? [:]
-        line("filter drops", dropped.isEmpty ? "none" : dropped.keys.sorted().map { "\($0)=\(text(dropped[$0]))" }.joined(separator: " "))
-        let closed = reply["closed"] as? [String: Any] ?? [:]
-        line("closed", closed.keys.sorted().map { "\($0)=\(text(closed[$0]))" }.joined(separator: " "))
-        let perDevice = reply["device_dropped"] as? [String: Any] ?? [:]
-        if !perDevice.isEmpty {
-            out += "\n" + table(["DEVICE", "DROPPED"], perDevice.keys.sorted().map { id in
-                let counts = perDevice[id] as? [String: Any] ?? [:]
-                return [id, counts.isEmpty ? "none" : counts.keys.sorted().map { "\($0)=\(text(counts[$0]))" }.joined(separator: " ")]
+        line("release", s.release)
+        line("uptime", String(format: "%.1f s", s.uptime))
+        line("devices", String(s.devices))
+        line("clients", "\(s.clients) (\(s.watchers) watching)")
+        line("live resources", String(s.liveResources))
+        line("filter drops", counts(s.droppedByFilter))
+        line("closed", CloseReason.allCases.sorted { $0.rawValue < $1.rawValue }
+            .map { "\($0.rawValue)=\(s.closed[$0] ?? 0)" }.joined(separator: " "))
+        if !s.deviceDropped.isEmpty {
+            out += "\n" + table(["DEVICE", "DROPPED"], s.deviceDropped.keys.sorted().map { id in
+                [id.rawValue, counts(s.deviceDropped[id]!)]
             })
         }
-        let clients = reply["client_list"] as? [[String: Any]] ?? []
-        if !clients.isEmpty {
-            out += "\n" + table(["CLIENT", "PID", "UID", "ID", "STREAM", "SENT", "DROPPED", "BUFFERED"], clients.map { c in
-                [text(c["client"]), text(c["pid"]), text(c["uid"]), text(c["id"]),
-                 (c["watching"] as? Bool ?? false) ? text(c["stream"]) : "-",
-                 text(c["sent"]), text(c["dropped"]), text(c["buffered"])]
-            })
+        if !s.clientList.isEmpty {
+            let rows: [[String]] = s.clientList.sorted { $0.client < $1.client }.map { (c: ClientStats) -> [String] in
+                let pid = c.pid.map { String($0) } ?? "-"
+                let uid = c.uid.map { String($0) } ?? "-"
+                return [String(c.client), pid, uid, tag(c.tag), c.stream?.rawValue ?? "-", String(c.sent),
+                        String(c.dropped), String(c.buffered)]
+            }
+            out += "\n" + table(["CLIENT", "PID", "UID", "ID", "STREAM", "SENT", "DROPPED", "BUFFERED"], rows)
         }
         return out
     }
 
     /// One stream message as one line.
-    static func streamLine(_ m: [String: Any]) -> String {
-        switch m["class"] as? String {
-        case "FRAME":
-            let events = (m["events"] as? [[String: Any]] ?? []).map { e in "\(text(e["code"])) \(text(e["value"]))" }
-            return "\(time(m["time"]))  \(text(m["device"]))  \(events.joined(separator: ", "))"
-        case "EVENT":
-            return "\(time(m["time"]))  \(text(m["device"]))  \(text(m["code"])) \(text(m["value"])) (event)"
-        case "DEVICE":
-            let d = m["device"] as? [String: Any] ?? [:]
-            return "device \(text(m["action"])): \(text(d["name"])) (\(text(d["id"])))"
+    static func streamLine(_ m: ServerMessage) -> String {
+        switch m {
+        case .frame(let f):
+            let events = f.frame.events.map { e in "\(code(e.type, e.code)) \(e.value)" }
+            return "\(time(f.frame.time))  \(f.device)  \(events.joined(separator: ", "))"
+        case .device(let change):
+            let action: String
+            switch change {
+            case .added: action = "added"
+            case .removed: action = "removed"
+            case .inaccessible(_, let reason): action = "inaccessible (\(reason))"
+            }
+            return "device \(action): \(change.device.name) (\(change.device.id))"
         default:
-            return "\(text(m["class"]))"
+            return m.messageClass
         }
-    }
-}
-
-/// Turns a `STATE` reply's device description back into a `DeviceInfo` (for `record`).
-enum DeviceDescription {
-    static func hex(_ value: Any?) -> UInt16 { UInt16(value as? String ?? "0", radix: 16) ?? 0 }
-
-    static func type(_ value: Any) -> UInt16? {
-        if let s = value as? String { return EventNames.type(named: s) ?? UInt16(s) }
-        return Render.int(value).map { UInt16(truncatingIfNeeded: $0) }
-    }
-
-    static func code(_ value: Any, type: UInt16) -> UInt16? {
-        if let s = value as? String { return EventNames.code(named: s, type: type) ?? UInt16(s) }
-        return Render.int(value).map { UInt16(truncatingIfNeeded: $0) }
-    }
-
-    static func info(from d: [String: Any]) -> DeviceInfo {
-        var caps: [UInt16: Set<UInt16>] = [:]
-        for (typeName, codes) in d["capabilities"] as? [String: Any] ?? [:] {
-            guard let t = type(typeName) else { continue }
-            caps[t] = Set((codes as? [Any] ?? []).compactMap { code($0, type: t) })
-        }
-        var abs: [UInt16: AbsInfo] = [:]
-        for (codeName, v) in d["abs_info"] as? [String: Any] ?? [:] {
-            guard let c = code(codeName, type: EventType.abs), let a = v as? [String: Any] else { continue }
-            func f(_ k: String) -> Int32 { Int32(truncatingIfNeeded: Render.int(a[k]) ?? 0) }
-            abs[c] = AbsInfo(value: f("value"), minimum: f("min"), maximum: f("max"), fuzz: f("fuzz"), flat: f("flat"),
-                             resolution: f("resolution"))
-        }
-        let props = Set((d["props"] as? [Any] ?? []).compactMap { p -> UInt16? in
-            if let s = p as? String { return EventNames.property(named: s) }
-            return Render.int(p).map { UInt16(truncatingIfNeeded: $0) }
-        })
-        let classes = Set((d["classes"] as? [String] ?? []).compactMap(DeviceClass.init(rawValue:)))
-        return DeviceInfo(name: d["name"] as? String ?? "", inputID: InputID(bustype: hex(d["bus"]), vendor: hex(d["vendor"]),
-                                                                           product: hex(d["product"]), version: hex(d["version"])),
-                          phys: d["phys"] as? String, uniq: d["uniq"] as? String, devnode: d["devnode"] as? String,
-                          classes: classes, properties: d["udev"] as? [String: String] ?? [:], capabilities: caps,
-                          absInfo: abs, inputProperties: props,
-                          id: (d["id"] as? String).map(DeviceID.init(rawValue:)))
     }
 }

@@ -24,6 +24,8 @@ struct DaemonOptions: Sendable {
     var allowUsers: [String]
     var allowGroups: [String]
     var maxClients: Int
+    var maxClientsPerUser: Int
+    var idleTimeoutAfterRequest: Duration
 }
 
 /// A start-up failure with the exit code it maps to (sysexits.h).
@@ -71,6 +73,8 @@ struct DaemonBuilder {
 
         var serverConfig = StateServerConfiguration(socketPath: options.socketPath, release: Evflowd.release)
         serverConfig.maxClients = options.maxClients
+        serverConfig.maxClientsPerUser = options.maxClientsPerUser
+        serverConfig.idleTimeoutAfterRequest = options.idleTimeoutAfterRequest
         serverConfig.socketGroup = options.socketGroup
         serverConfig.allowedUIDs = Set(try options.allowUsers.map(Self.uid))
         serverConfig.allowedGIDs = Set(try options.allowGroups.map(Self.gid))

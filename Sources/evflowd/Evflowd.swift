@@ -62,12 +62,20 @@ struct Evflowd: AsyncParsableCommand {
     @Option(name: .long, help: "Most clients at once.")
     var maxClients: Int = 64
 
+    @Option(name: .long, help: "Most clients of one user (peer uid) at once.")
+    var maxClientsPerUser: Int = 16
+
+    @Option(name: .long, help: "Seconds a client that is not watching may stay silent after a request.")
+    var idleTimeout: Int = 300
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
     mutating func validate() throws {
         guard speed >= 0 else { throw ValidationError("--speed must be 0 (as fast as possible) or positive") }
         guard maxClients > 0 else { throw ValidationError("--max-clients must be positive") }
+        guard maxClientsPerUser > 0 else { throw ValidationError("--max-clients-per-user must be positive") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if demo && !replay.isEmpty { throw ValidationError("--demo and --replay exclude each other") }
         if descriptionPath != nil && replay.count != 1 { throw ValidationError("--desc needs exactly one --replay file") }
@@ -83,7 +91,8 @@ struct Evflowd: AsyncParsableCommand {
         let logger = Logger(label: "evflowd")
         var options = DaemonOptions(
             replay: replay, demo: demo, speed: speed, loop: loop || demo, configPath: config, socketPath: socket,
-            socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients)
+            socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients,
+            maxClientsPerUser: maxClientsPerUser, idleTimeoutAfterRequest: .seconds(idleTimeout))
         options.descriptionPath = descriptionPath
         options.removeAtEnd = removeAtEnd
         do {

@@ -8,7 +8,7 @@ import Testing
 @Suite("NoiseFilter: keys and buttons") struct KeyChatterTests {
     let window = settings(EventType.key, C.KEY_A, .chatter(window: 25 * ms))
 
-    /// DESIGN.md's worked examples, window 25 ms (rows 1–5; row 6 is the removal test below).
+    /// The key filter's worked examples (docs/operators/throttle.md, "Key filter"), window 25 ms (rows 1–5; row 6 is the removal test below).
     @Test("DESIGN worked examples", arguments: [
         ("1@0 0@3 1@6 0@120", "1@0 0@120"),     // bounce after the press swallowed; press never delayed
         ("1@0 0@100 1@103 0@106", "1@0 0@100"), // bounce after the release swallowed

@@ -2,8 +2,8 @@ import Reactive
 import ReactiveTesting
 import Testing
 
-/// Throttle in virtual time; one tick = 1 ms. The first block pins DESIGN.md's worked key
-/// examples (throttle-latest 25 ms + distinctUntilChanged).
+/// Throttle in virtual time; one tick = 1 ms. The first block pins the key filter's worked
+/// examples (throttle-latest 25 ms + distinctUntilChanged; docs/operators/throttle.md, "Key filter").
 @Suite("throttle")
 struct ThrottleTests {
     /// Runs the key filter over `input` (times relative to tick 300, after the subscription at

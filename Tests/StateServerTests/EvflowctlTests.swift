@@ -4,6 +4,7 @@ import Pipeline
 import Reactive
 import Recording
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 
 // evflowctl as a user runs it: the built executable, against a test server. The binary sits
@@ -140,6 +141,17 @@ struct EvflowctlTests {
             await server.shutdown()
             devices.stop()
         }
+    }
+
+    /// evflowctl builds its WATCH from the protocol's own types and checks it as the server
+    /// would, before connecting: a bad type is a usage error with the server's wording.
+    @Test func aBadWatchSelectionIsAUsageErrorWithTheServersMessage() throws {
+        let r = try run(["watch", "--socket", temporarySocketPath(), "--type", "EV_KYE"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("unknown event type 'EV_KYE'"))
+        let rate = try run(["watch", "--socket", temporarySocketPath(), "--max-rate", "0"])
+        #expect(rate.status == 64)
+        #expect(rate.stderr.contains("field 'max_rate' must be a number greater than 0 and at most 100000"))
     }
 
     @Test func recordWritesAnEvemuFileOfTheRawStream() async throws {

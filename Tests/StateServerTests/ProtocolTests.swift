@@ -1,6 +1,7 @@
 import Foundation
 import InputModel
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 
 // Tests of the wire protocol codec (docs/protocol.md): request parsing and every error,
@@ -226,7 +227,7 @@ private let mouse = DeviceInfo(
                     message: "field 'class' must be a string", field: "class")
         expectError(#"{"class":"FOO"}"#, .unknownClass("FOO"), message: "unknown request class 'FOO'", field: "class")
         expectError(#"{"class":"watch"}"#, .unknownClass("watch"), message: "unknown request class 'watch'", field: "class")
-        for cls in ["VERSION", "FRAME", "EVENT", "DEVICE", "ERROR", "CLOSE"] {
+        for cls in ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE"] {
             expectError(#"{"class":"\#(cls)"}"#, .notARequest(cls), message: "'\(cls)' is not a request", field: "class")
         }
     }
@@ -409,23 +410,8 @@ private let mouse = DeviceInfo(
         w.appendFrame(device: keyboard.id, stream: .filtered, frame: frame)
         #expect(text(w.bytes).contains(#"{"type":"EV_KEY","code":767,"value":1},{"type":21,"code":3,"value":9}"#))
         var numeric = MessageWriter(names: EventNameCache(.numeric))
-        numeric.appendEvent(device: keyboard.id, stream: .raw, event: InputEvent(time: 3, type: 1, code: 30, value: 2))
-        #expect(text(numeric.bytes) == #"{"class":"EVENT","device":"\#(keyboard.id.rawValue)","time":3,"stream":"raw","type":1,"code":30,"value":2}"# + "\n")
-    }
-
-    @Test func event() throws {
-        var w = MessageWriter(names: testNames)
-        let e = InputEvent(time: 81_234_567_915_123, type: 1, code: 30, value: 0)
-        let filteredOut = w.appendEvent(device: keyboard.id, stream: .filtered, event: e,
-                                        selection: EventSelection(types: [2], codes: []))
-        #expect(!filteredOut)
-        #expect(w.bytes.isEmpty)
-        let written = w.appendEvent(device: keyboard.id, stream: .filtered, event: e)
-        #expect(written)
-        let m = try #require(try decodedLines(w.bytes).first)
-        #expect(m["class"] as? String == "EVENT")
-        #expect(m["time"] as? Int == 81_234_567_915_123)
-        #expect(m["type"] as? String == "EV_KEY" && m["code"] as? String == "KEY_A" && m["value"] as? Int == 0)
+        numeric.appendFrame(device: keyboard.id, stream: .raw, frame: InputFrame(time: 3, events: [InputEvent(time: 3, type: 1, code: 30, value: 2)]))
+        #expect(text(numeric.bytes) == #"{"class":"FRAME","device":"\#(keyboard.id.rawValue)","time":3,"stream":"raw","events":[{"type":1,"code":30,"value":2}]}"# + "\n")
     }
 
     @Test func devicesAreSortedSummaries() throws {

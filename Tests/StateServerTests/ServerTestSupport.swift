@@ -6,6 +6,7 @@ import Reactive
 import Recording
 import Synchronization
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 #if canImport(Glibc)
 import Glibc

@@ -5,6 +5,7 @@ import Reactive
 import Recording
 import Synchronization
 import Testing
+@testable import EvflowProtocol
 @testable import StateServer
 #if canImport(Glibc)
 import Glibc
@@ -347,7 +348,10 @@ struct ServerTests {
             let kb = testKeyboard()
             devices.add(kb)
             warmUp(devices, kb.id)
-            let (server, path) = try await startServer(hub: devices.hub) { $0.maxClients = 128 }
+            let (server, path) = try await startServer(hub: devices.hub) {
+                $0.maxClients = 128
+                $0.maxClientsPerUser = 128   // every client is this process's uid
+            }
             let baseline = LiveResources.count
             let clients = try (0..<100).map { _ in try TestClient(path: path) }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -494,6 +498,75 @@ struct ServerTests {
         }
     }
 
+    /// Regression: the idle timeout applied only before a client's first request; after one
+    /// request a client that never watched held a slot for ever.
+    @Test func aClientThatIsNotWatchingIsClosedWhenSilentAfterARequest() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub) { $0.idleTimeoutAfterRequest = .milliseconds(300) }
+            let baseline = LiveResources.count
+            do {
+                let quiet = try TestClient(path: path)
+                let watcher = try TestClient(path: path)
+                _ = try quiet.read()
+                _ = try watcher.read()
+                _ = try quiet.request(#"{"class":"PING"}"#)
+                _ = try watcher.request(#"{"class":"WATCH"}"#)
+                // A request re-arms the limit: one at 200 ms keeps the client past 300 ms.
+                try await Task.sleep(for: .milliseconds(200))
+                _ = try quiet.request(#"{"class":"STATS"}"#)
+                try await Task.sleep(for: .milliseconds(200))
+                _ = try quiet.request(#"{"class":"PING"}"#)
+                let started = Date()
+                let close = try quiet.read(timeout: 3)
+                #expect(close["class"] as? String == "CLOSE")
+                #expect(close["reason"] as? String == "idle")
+                #expect(Date().timeIntervalSince(started) < 2)
+                #expect(try quiet.readLine() == nil)
+                // The watcher stayed silent just as long and is still served; after UNWATCH
+                // the limit applies to it too.
+                #expect(try watcher.request(#"{"class":"PING"}"#)["class"] as? String == "PING")
+                _ = try watcher.request(#"{"class":"UNWATCH"}"#)
+                var skipped: [[String: Any]] = []
+                #expect(try watcher.read(until: "CLOSE", skipped: &skipped, timeout: 3)["reason"] as? String == "idle")
+                let stats = try TestClient(path: path)
+                _ = try stats.read()
+                let closed = try stats.request(#"{"class":"STATS"}"#)["closed"] as? [String: Any]
+                #expect(closed?["idle"] as? Int == 2)
+                stats.close()
+            }
+            await expectBaseline(baseline, server)
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    /// Regression: nothing limited how many of the server's slots one user could take.
+    @Test func oneUserGetsAtMostMaxClientsPerUser() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub) { $0.maxClientsPerUser = 2 }
+            do {
+                let a = try TestClient(path: path), b = try TestClient(path: path)
+                _ = try a.read()
+                _ = try b.read()
+                let third = try TestClient(path: path)
+                let close = try third.read()
+                #expect(close["reason"] as? String == "too-many-clients")
+                #expect((close["message"] as? String)?.contains("per user") == true)
+                #expect(try third.readLine() == nil)
+                a.close()
+                #expect(await eventually { server.clientCount == 1 })
+                let fourth = try TestClient(path: path)
+                #expect(try fourth.read()["class"] as? String == "VERSION")
+                b.close()
+                fourth.close()
+            }
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
     @Test func peerCredentialsNotAllowedAreRefused() async throws {
         try await released {
             let devices = ManualDevices()
@@ -608,5 +681,75 @@ extension TestClient {
     func request(_ line: String, until cls: String) throws -> [String: Any] {
         var skipped: [[String: Any]] = []
         return try request(line, until: cls, skipped: &skipped)
+    }
+}
+
+/// `syscall(2)` with two arguments: the raw system call changes the calling thread's
+/// credentials only (glibc's `setgroups` changes every thread's). glibc's `syscall` is an
+/// assembly stub that only moves registers, so calling it without the C variadic convention
+/// is safe on x86-64 and arm64.
+@_silgen_name("syscall")
+private func rawSyscall(_ number: Int, _ count: Int, _ groups: UnsafePointer<gid_t>?) -> Int
+
+/// `__NR_setgroups` (Glibc does not export the `SYS_` names to Swift).
+#if arch(x86_64)
+private let SYS_setgroups = 116
+#elseif arch(arm64)
+private let SYS_setgroups = 159
+#endif
+
+/// Connects from a thread whose supplementary groups are `groups` at `connect()`; the rest of
+/// the process (what `/proc/PID/status` shows) keeps its own. Needs CAP_SETGID (root).
+private func connectWithThreadGroups(_ groups: [gid_t], path: String) throws -> TestClient {
+    let saved: [gid_t] = {
+        var g = [gid_t](repeating: 0, count: Int(getgroups(0, nil)))
+        let n = getgroups(Int32(g.count), &g)
+        return Array(g.prefix(Int(max(n, 0))))
+    }()
+    let result = Mutex<Result<TestClient, any Error>?>(nil)
+    let thread = Thread {
+        let set = groups.withUnsafeBufferPointer { rawSyscall(SYS_setgroups, $0.count, $0.baseAddress) }
+        let r: Result<TestClient, any Error> = set == 0
+            ? Result { try TestClient(path: path) }
+            : .failure(TestClientError(description: "setgroups: errno \(errno)"))
+        _ = saved.withUnsafeBufferPointer { rawSyscall(SYS_setgroups, $0.count, $0.baseAddress) }
+        result.withLock { $0 = r }
+    }
+    thread.start()
+    while result.withLock({ $0 == nil }) { usleep(1000) }
+    return try result.withLock { $0! }.get()
+}
+
+@Suite struct PeerGroupTests {
+    /// Regression: supplementary groups were read from `/proc/PID/status` after connect — the
+    /// process's groups at check time (racy), and hidden by the unit's `ProtectProc=invisible`
+    /// for other users' processes, so `--allow-group` for a supplementary group never matched.
+    /// They come from `SO_PEERGROUPS` now: the groups the peer had when it connected.
+    @Test(.enabled(if: getuid() == 0, "needs CAP_SETGID to give one thread other groups"))
+    func aSupplementaryGroupAtConnectIsAllowedFromSOPeerGroups() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
+                $0.allowedGIDs = [4242]
+            }
+            let member = try connectWithThreadGroups([17, 4242], path: path)
+            #expect(try member.read()["class"] as? String == "VERSION")
+            // The same process, connecting with its own groups: refused.
+            let outsider = try TestClient(path: path)
+            #expect(try outsider.read()["reason"] as? String == "not-permitted")
+            // Another supplementary group: refused.
+            let other = try connectWithThreadGroups([4243], path: path)
+            #expect(try other.read()["reason"] as? String == "not-permitted")
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func theGroupBufferDropsOnlyTheZeroPadding() {
+        var b = PeerCredentials.GroupBuffer()
+        #expect(b.groups == [])
+        b.a[0] = 0; b.a[1] = 5; b.b[3] = 70000
+        #expect(b.groups == [0, 5] + [UInt32](repeating: 0, count: 64 + 3 - 2) + [70000])
+        #expect(MemoryLayout<PeerCredentials.GroupBuffer>.size == PeerCredentials.GroupBuffer.capacity * 4)
     }
 }

@@ -1,6 +1,6 @@
 // The reactive core workloads as package-benchmark suites: `swift package benchmark` (run from
 // Benchmarks/) reports wall clock, throughput and malloc counts per row. Rows are the same
-// functions evflow-ratios times; each iteration runs the workload once at the BENCHMARKS.md
+// functions evflow-ratios times; each iteration runs the workload once at the docs/benchmarks.md
 // size and keeps its checksum alive with blackHole.
 import Benchmark
 import ReactiveWorkloads

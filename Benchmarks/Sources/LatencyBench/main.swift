@@ -1,4 +1,4 @@
-// L1 (BENCHMARKS.md): latency from injection into a live-mode-like source to each watching
+// L1 (docs/benchmarks.md): latency from injection into a live-mode-like source to each watching
 // client's read, over the state server's Unix socket.
 //
 // A timer thread feeds a PublishSubject at RATE Hz (frames of one REL_X event, stamped with

@@ -1,4 +1,4 @@
-// M1 (BENCHMARKS.md): RSS of a daemon-like process — 20 replayed devices through the default
+// M1 (docs/benchmarks.md): RSS of a daemon-like process — 20 replayed devices through the default
 // filter pipeline and state store, the state server, and 10 watching clients in separate
 // processes (so their memory is not counted).
 //

@@ -1,6 +1,6 @@
 @_exported import WorkloadKit
 
-/// Every reactive core workload, in BENCHMARKS.md's order.
+/// Every reactive core workload, in docs/benchmarks.md's order.
 public enum ReactiveWorkloads {
     /// W1–W5 (W5 as two workloads: throttle and debounce).
     public static let all: [Workload] = [w1, w2, w3, w4, w5Throttle, w5Debounce]

@@ -1,4 +1,4 @@
-// R1 — replay throughput (BENCHMARKS.md): parse an evemu recording of ≥ 1,000,000 events and
+// R1 — replay throughput (docs/benchmarks.md): parse an evemu recording of ≥ 1,000,000 events and
 // run it through the full default filter pipeline and state store in virtual time.
 //
 // Input: the largest shipped evemu recordings (Tests/Fixtures/recordings), each repeated with

@@ -15,11 +15,11 @@ public struct WorkloadRow: Sendable {
     }
 }
 
-/// A goal from BENCHMARKS.md: time ratio against the floor, and allocations per unit.
+/// A goal from docs/benchmarks.md ("Workloads and goals"): time ratio against the floor, and allocations per unit.
 public struct WorkloadGoal: Sendable {
     /// Largest acceptable (evflow time / floor time).
     public let maxRatio: Double
-    /// Largest acceptable heap allocations per unit, or nil when BENCHMARKS.md sets none.
+    /// Largest acceptable heap allocations per unit, or nil when none is set.
     /// 0 means "none in the steady state": below 0.001 per unit (set-up only).
     public let maxAllocsPerUnit: Double?
 
@@ -30,13 +30,13 @@ public struct WorkloadGoal: Sendable {
     }
 }
 
-/// A workload of BENCHMARKS.md with its rows; `rows[0]` is the floor.
+/// A workload of docs/benchmarks.md with its rows; `rows[0]` is the floor.
 public struct Workload: Sendable {
     /// "W1" ... "W5 throttle".
     public let id: String
     /// What one run does.
     public let summary: String
-    /// Size of one run as BENCHMARKS.md defines it.
+    /// Size of one run as docs/benchmarks.md defines it.
     public let n: Int
     /// Units of work per run for a size `n` (deliveries for W2).
     public let units: @Sendable (_ n: Int) -> Int

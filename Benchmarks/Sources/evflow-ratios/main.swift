@@ -257,7 +257,7 @@ if options.countAllocs {
 let allocations = options.allocsFile.map(readAllocations) ?? [:]
 
 print("Machine: \(machineNote()). Release build; \(options.reps) interleaved repetitions per workload" +
-      (options.scale == 1 ? "." : "; sizes divided by \(options.scale) (NOT the BENCHMARKS.md sizes)."))
+      (options.scale == 1 ? "." : "; sizes divided by \(options.scale) (NOT the docs/benchmarks.md sizes)."))
 print("Ratio = row time / floor time in the same repetition (median over repetitions; lower is better).")
 print("")
 print("| workload | row | n | median time | throughput | ratio (row / floor) | ratio range | allocs/unit | checksum |")

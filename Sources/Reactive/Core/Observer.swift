@@ -22,7 +22,7 @@ extension ObserverType {
 /// The whole core passes observers in this form. A closure created in `@inlinable` operator
 /// code is specialised where the chain is built, so the per-event path is a chain of direct
 /// closure calls — the same shape as the hand-written floor — instead of generic witness
-/// calls that need metadata look-ups (DESIGN.md, "Why RxSwift ... are slower").
+/// calls that need metadata look-ups (docs/benchmarks.md, "What the profiles showed").
 @frozen
 public struct AnyObserver<Element>: ObserverType, @unchecked Sendable {
     /// The event handler.

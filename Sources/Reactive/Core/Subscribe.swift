@@ -5,7 +5,12 @@ extension ObservableType {
     ///
     /// After `error` or `completed` the subscription disposes itself (and the whole chain
     /// above it); `onDisposed` runs exactly once, when the subscription ends for any reason.
-    /// No closure is called after `dispose()` has returned on the disposing thread.
+    /// After `dispose()` returns, no event that *reaches* the subscription afterwards is
+    /// passed to the closures (each event checks the disposed flag first), and nothing
+    /// reaches it from a sequence that is serial with the disposing thread (disposal from
+    /// inside a closure, or on the scheduler that delivers). An event that another thread had
+    /// already passed that check with may still run its closure, even after `dispose()` has
+    /// returned: disposal does not wait for deliveries in flight on other threads.
     @inlinable
     public func subscribe(
         onNext: ((Element) -> Void)? = nil,

@@ -13,8 +13,13 @@ import Darwin
 /// order per thread (serial delivery per subscription). A subscription made from inside an
 /// `onNext` takes effect after that event has been delivered to everyone; an event sent
 /// from inside `onNext` is delivered after the current one (no nested delivery).
-/// `dispose()` of a subscription takes effect immediately (its entry's atomic flag), even in
-/// the middle of a delivery; the entry leaves the list at the next turn of the gate.
+/// `dispose()` of a subscription clears its entry's atomic flag at once, and every delivery
+/// checks that flag before it calls the entry's observer, so an event delivered after the
+/// flag is seen does not reach it — including the rest of a delivery in progress when
+/// disposal happens inside one of its `onNext`s. It does not wait: if the thread inside the
+/// gate has already checked the flag when another thread disposes, that one event may still
+/// reach the observer after `dispose()` has returned there. The entry leaves the list at the
+/// next turn of the gate.
 @usableFromInline
 final class SubjectCore<Element>: @unchecked Sendable {
     @usableFromInline
@@ -123,7 +128,8 @@ final class SubjectCore<Element>: @unchecked Sendable {
     }
 }
 
-/// One observer of a subject; disposing it stops delivery at once.
+/// One observer of a subject; disposing it stops delivery of every event that checks its
+/// flag afterwards (see `SubjectCore` for the one event that may be in flight).
 @usableFromInline
 final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
     @usableFromInline let observer: AnyObserver<Element>

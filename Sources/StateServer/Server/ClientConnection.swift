@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvflowProtocol
 import InputModel
 import Logging
 import NIOCore
@@ -70,16 +71,25 @@ final class ClientConnection: @unchecked Sendable {
 
     // MARK: - Life cycle (event loop)
 
-    /// The connection is up: check the peer, the client limit, greet, start the idle timer.
+    /// The connection is up: check the peer, the client limits, greet, start the idle timer.
     func activate() {
-        let timeout = core.configuration.idleTimeout
-        let components = timeout.components
-        let nanos = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-        idleTask = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { [weak self] in
-            self?.close(.idle, "no request within \(timeout) of connecting")
-        }
+        armIdleTimer()
         PeerCredentials.read(from: channel).whenComplete { [self] result in
             admit(try? result.get())
+        }
+    }
+
+    /// (Re)starts the idle timer: `idleTimeout` until the first request line, then
+    /// `idleTimeoutAfterRequest` after each request line while the client is not watching.
+    private func armIdleTimer() {
+        idleTask?.cancel()
+        let config = core.configuration
+        let timeout = heardFrom ? config.idleTimeoutAfterRequest : config.idleTimeout
+        let components = timeout.components
+        let nanos = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let message = heardFrom ? "no request for \(timeout) while not watching" : "no request within \(timeout) of connecting"
+        idleTask = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { [weak self] in
+            self?.close(.idle, message)
         }
     }
 
@@ -93,8 +103,14 @@ final class ClientConnection: @unchecked Sendable {
             close(.notPermitted, credentials.map { "uid \($0.uid) is not allowed" } ?? "peer credentials unavailable")
             return
         }
-        guard core.register(self) else {
+        switch core.register(self, uid: credentials?.uid) {
+        case .accepted:
+            break
+        case .serverFull:
             close(.tooManyClients, "at most \(core.configuration.maxClients) clients")
+            return
+        case .userFull:
+            close(.tooManyClients, "at most \(core.configuration.maxClientsPerUser) clients per user")
             return
         }
         accepted = true
@@ -143,14 +159,23 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     private func processLines() {
+        var spoke = false
+        defer {
+            // Watchers may stay silent for ever; anyone else gets the idle limit again.
+            if spoke && !closed {
+                if watch == nil { armIdleTimer() } else { idleTask?.cancel(); idleTask = nil }
+            }
+        }
         while !closed, let item = framer.next() {
             switch item {
             case .overlong:
                 heard()
+                spoke = true
                 respond { $0.appendError(ProtocolError(.lineTooLong(limit: ProtocolConstants.maxRequestLineLength))) }
             case .line(let line):
                 if Request.isBlank(line) { continue }
                 heard()
+                spoke = true
                 do {
                     let request = try Request.parse(line)
                     handle(request)
@@ -162,10 +187,7 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     private func heard() {
-        guard !heardFrom else { return }
         heardFrom = true
-        idleTask?.cancel()
-        idleTask = nil
     }
 
     private func handle(_ request: Request) {

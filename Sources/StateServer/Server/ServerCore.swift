@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvflowProtocol
 import InputModel
 import Logging
 import NIOCore
@@ -19,7 +20,9 @@ final class ServerCore: @unchecked Sendable {
     let trustRootAndSelf: Bool
 
     private struct Registry {
-        var clients: [UInt64: ClientConnection] = [:]
+        var clients: [UInt64: (client: ClientConnection, uid: UInt32?)] = [:]
+        /// Clients connected per peer uid.
+        var perUID: [UInt32: Int] = [:]
         var closed: [CloseReason: UInt64] = [:]
     }
     private let registry = Mutex(Registry())
@@ -49,22 +52,42 @@ final class ServerCore: @unchecked Sendable {
         return peer.groups.contains { c.allowedGIDs.contains($0) }
     }
 
-    /// Adds a client unless the limit is reached.
-    func register(_ client: ClientConnection) -> Bool {
-        let ok = registry.withLock { r -> Bool in
-            guard r.clients.count < configuration.maxClients else { return false }
-            r.clients[client.number] = client
-            return true
+    /// What `register` decided.
+    enum Admission {
+        case accepted
+        /// `maxClients` are connected.
+        case serverFull
+        /// `maxClientsPerUser` clients of this uid are connected.
+        case userFull
+    }
+
+    /// Adds a client unless a limit is reached.
+    func register(_ client: ClientConnection, uid: UInt32?) -> Admission {
+        let admission = registry.withLock { r -> Admission in
+            guard r.clients.count < configuration.maxClients else { return .serverFull }
+            if let uid {
+                guard r.perUID[uid, default: 0] < configuration.maxClientsPerUser else { return .userFull }
+                r.perUID[uid, default: 0] += 1
+            }
+            r.clients[client.number] = (client, uid)
+            return .accepted
         }
-        if ok {
+        if admission == .accepted {
             clientCount.add(1, ordering: .relaxed)
             logger.debug("client connected", metadata: ["client": "\(client.number)"])
         }
-        return ok
+        return admission
     }
 
     func unregister(_ client: ClientConnection) {
-        let removed = registry.withLock { $0.clients.removeValue(forKey: client.number) } != nil
+        let removed = registry.withLock { r -> Bool in
+            guard let (_, uid) = r.clients.removeValue(forKey: client.number) else { return false }
+            if let uid {
+                r.perUID[uid, default: 1] -= 1
+                if r.perUID[uid] == 0 { r.perUID[uid] = nil }
+            }
+            return true
+        }
         if removed {
             clientCount.subtract(1, ordering: .relaxed)
             logger.debug("client disconnected", metadata: ["client": "\(client.number)"])
@@ -81,11 +104,11 @@ final class ServerCore: @unchecked Sendable {
     }
 
     func watchersChanged() {
-        let n = registry.withLock { $0.clients.values.filter(\.isWatching).count }
+        let n = registry.withLock { $0.clients.values.filter(\.client.isWatching).count }
         watcherCount.store(n, ordering: .relaxed)
     }
 
-    var clients: [ClientConnection] { registry.withLock { Array($0.clients.values) } }
+    var clients: [ClientConnection] { registry.withLock { $0.clients.values.map(\.client) } }
 
     // MARK: - Batched flushing
 
@@ -161,7 +184,7 @@ final class ServerCore: @unchecked Sendable {
             perDevice[s.info.id] = d
             for (k, v) in d { dropped[k, default: 0] += v }
         }
-        let (list, closed) = registry.withLock { r in (Array(r.clients.values), r.closed) }
+        let (list, closed) = registry.withLock { r in (r.clients.values.map(\.client), r.closed) }
         let clientList = list.map { c -> ClientStats in
             let m = c.meta.withLock { $0 }
             return ClientStats(client: c.number, pid: m.pid, uid: m.uid, tag: m.tag, stream: m.stream,

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvflowProtocol
 import Logging
 import NIOCore
 import NIOPosix
@@ -34,7 +35,8 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
 /// One event loop thread serves every client: requests are answered from lock-free store
 /// snapshots, and stream messages are encoded on the pipeline's threads and handed to the
 /// loop in batches (see `ClientConnection`), so neither the pipeline nor other clients ever
-/// wait for one client.
+/// wait for one client's socket — at most for its outbox mutex, held only to append or swap
+/// a batch.
 public final class StateServer: Sendable {
     private let core: ServerCore
     private let group: MultiThreadedEventLoopGroup

@@ -1,3 +1,5 @@
+import EvflowProtocol
+
 /// How a `StateServer` listens and whom it serves (docs/protocol.md §2, §7).
 public struct StateServerConfiguration: Sendable {
     /// Path of the Unix socket; bound, and removed at shutdown, by the server (unless adopted).
@@ -16,8 +18,13 @@ public struct StateServerConfiguration: Sendable {
     public var maxClients: Int = ProtocolConstants.defaultMaxClients
     /// Bytes queued for one client (not yet taken by the kernel) before it is dropped as a slow consumer.
     public var outgoingBufferLimit: Int = ProtocolConstants.defaultOutgoingBufferLimit
+    /// Most clients of one peer uid connected at once; the next is closed with `too-many-clients`.
+    public var maxClientsPerUser: Int = ProtocolConstants.defaultMaxClientsPerUser
     /// A client that sends no request line this long after connecting is closed (`idle`).
     public var idleTimeout: Duration = ProtocolConstants.idleTimeout
+    /// A client that is not watching and sends no request line this long after its last one
+    /// is closed (`idle`). Watchers may stay silent for ever.
+    public var idleTimeoutAfterRequest: Duration = ProtocolConstants.idleTimeoutAfterRequest
     /// The `release` in the greeting and in `STATS`.
     public var release: String
 

@@ -1,3 +1,4 @@
+import EvflowProtocol
 import InputModel
 import Pipeline
 import Reactive

@@ -22,6 +22,11 @@ extension Request {
             throw ProtocolError(.notJSON)
         }
         guard case .object(let object) = value else { throw ProtocolError(.notAnObject) }
+        return try parse(object: object, naming: naming)
+    }
+
+    /// Parses a decoded request object (also how a client reads a `WATCH` response back).
+    static func parse(object: [String: JSONValue], naming: EventNaming) throws(ProtocolError) -> Request {
         var parser = RequestParser(object: object, naming: naming)
         return try parser.parse()
     }
@@ -45,7 +50,7 @@ private let membersByClass: [String: Set<String>] = [
 ]
 
 /// Classes only the server sends.
-private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "EVENT", "DEVICE", "ERROR", "CLOSE"]
+private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE"]
 
 /// Validates a decoded object member by member.
 private struct RequestParser {

@@ -134,6 +134,18 @@ public struct MessageWriter: Sendable {
     /// `WATCH` response: the selection as understood, and the ids of matching devices present.
     public mutating func appendWatch(_ watch: WatchRequest, matched: [DeviceID], tag: RequestTag? = nil) {
         begin("WATCH")
+        writeWatchMembers(watch)
+        json.key("matched")
+        json.beginArray()
+        for id in matched.sorted() { json.string(id.rawValue) }
+        json.endArray()
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// The members of a `WATCH` request or response (all but `matched` and `id`), in the
+    /// normal form: selectors as given, types and codes ascending, names where there are names.
+    private mutating func writeWatchMembers(_ watch: WatchRequest) {
         if !watch.devices.isEmpty {
             json.key("devices")
             json.beginArray()
@@ -156,11 +168,22 @@ public struct MessageWriter: Sendable {
         }
         json.key("stream"); json.string(watch.stream.rawValue)
         if let rate = watch.maxRate { json.key("max_rate"); json.double(rate) }
-        json.key("matched")
-        json.beginArray()
-        for id in matched.sorted() { json.string(id.rawValue) }
-        json.endArray()
-        writeTag(tag)
+    }
+
+    // MARK: - Requests (what a client sends)
+
+    /// A request line: `Request.parse` reads it back as an equal `Request` (the parser's
+    /// normal form; a `DeviceSelector.name` spelt like an id or a class name reads back as
+    /// that id or class, as it would from any client).
+    public mutating func appendRequest(_ request: Request) {
+        json.beginObject()
+        json.key("class"); json.string(request.requestClass)
+        switch request.kind {
+        case .devices, .stats, .unwatch, .ping: break
+        case .state(let device): json.key("device"); json.string(device)
+        case .watch(let watch): writeWatchMembers(watch)
+        }
+        writeTag(request.tag)
         endMessage()
     }
 
@@ -242,23 +265,6 @@ public struct MessageWriter: Sendable {
             return false
         }
         json.endArray()
-        endMessage()
-        return true
-    }
-
-    /// `EVENT`: one event delivered outside a frame. Writes nothing and returns false when
-    /// `selection` does not pass it.
-    @discardableResult
-    public mutating func appendEvent(device: DeviceID, stream: StreamKind, event e: InputEvent,
-                                     selection: EventSelection = .all) -> Bool {
-        guard selection.matches(type: e.type, code: e.code) else { return false }
-        begin("EVENT")
-        json.key("device"); json.string(device.rawValue)
-        json.key("time"); json.int(e.time)
-        json.key("stream"); json.string(stream.rawValue)
-        json.key("type"); names.writeType(e.type, to: &json)
-        json.key("code"); names.writeCode(type: e.type, code: e.code, to: &json)
-        json.key("value"); json.int(Int64(e.value))
         endMessage()
         return true
     }

@@ -200,3 +200,37 @@ public struct EventCode: Hashable, Sendable, Comparable {
 
     public static func < (a: EventCode, b: EventCode) -> Bool { a.key < b.key }
 }
+
+extension Request {
+    /// The request as one line, `\n` included: what a client sends (see
+    /// `MessageWriter.appendRequest`).
+    public func encoded(names: EventNameCache = .standard) -> [UInt8] {
+        var w = MessageWriter(names: names, capacity: 256)
+        w.appendRequest(self)
+        return w.bytes
+    }
+}
+
+extension WatchRequest {
+    /// A selection from a client's words, checked as the server checks a `WATCH` (same
+    /// errors): `devices` are ids, class names or device names; `types` names or decimal
+    /// numbers; `codes` as in the request's `codes`; `maxRate` in (0, 100000].
+    public static func checked(devices: [String] = [], types: [String] = [], codes: [String] = [],
+                               stream: StreamKind = .filtered, maxRate: Double? = nil,
+                               naming: EventNaming = .standard) throws(ProtocolError) -> WatchRequest {
+        var object: [String: JSONValue] = ["class": .string("WATCH"), "stream": .string(stream.rawValue)]
+        if !devices.isEmpty { object["devices"] = .array(devices.map { .string($0) }) }
+        if !types.isEmpty {
+            object["types"] = .array(types.map { t in
+                if let n = Int64(t), t.allSatisfy({ $0.isASCII && $0.isNumber }) { return .integer(n) }
+                return .string(t)
+            })
+        }
+        if !codes.isEmpty { object["codes"] = .array(codes.map { .string($0) }) }
+        if let maxRate { object["max_rate"] = .number(maxRate) }
+        guard case .watch(let watch) = try Request.parse(object: object, naming: naming).kind else {
+            preconditionFailure("a WATCH object parses as a WATCH")
+        }
+        return watch
+    }
+}

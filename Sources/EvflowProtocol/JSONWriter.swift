@@ -1,6 +1,6 @@
 /// A small JSON writer that appends compact JSON to a reusable byte buffer.
 ///
-/// It exists for the hot stream messages (`FRAME`, `EVENT`): no intermediate dictionaries,
+/// It exists for the hot stream message (`FRAME`): no intermediate dictionaries,
 /// no `Encodable` machinery, no allocation once `bytes` has grown to its working size
 /// (`removeAll(keepingCapacity:)` between messages). Separators are tracked with one flag:
 /// every value or key first writes a comma if a value came before it at this level.

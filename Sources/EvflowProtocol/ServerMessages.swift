@@ -4,7 +4,7 @@ import InputModel
 public enum CloseReason: String, Hashable, Sendable, CaseIterable {
     /// The client's outgoing buffer overflowed.
     case slowConsumer = "slow-consumer"
-    /// No request within the idle timeout after connecting.
+    /// No request within the idle timeout after connecting, or, while not watching, after the last request.
     case idle
     /// The client limit was reached.
     case tooManyClients = "too-many-clients"

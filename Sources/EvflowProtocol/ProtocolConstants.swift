@@ -6,12 +6,17 @@ public enum ProtocolConstants {
     public static let protoMinor = 0
     /// Longest request line in bytes, not counting `\n` (or `\r\n`).
     public static let maxRequestLineLength = 4096
-    /// A client that has sent no request line this long after connecting is closed (`idle`).
+    /// A client that has sent no request line this long after connecting is closed (`idle`); default.
     public static let idleTimeout: Duration = .seconds(60)
+    /// A client that is not watching and has sent no request line this long since its last one
+    /// is closed (`idle`); default.
+    public static let idleTimeoutAfterRequest: Duration = .seconds(300)
     /// Default bound on bytes queued for one client before it is dropped (`slow-consumer`).
     public static let defaultOutgoingBufferLimit = 256 * 1024
     /// Default limit on connected clients.
     public static let defaultMaxClients = 64
+    /// Default limit on connected clients of one peer uid.
+    public static let defaultMaxClientsPerUser = 16
     /// Largest accepted `max_rate` (messages per second).
     public static let maxRateLimit: Double = 100_000
     /// Longest accepted string `id` tag, in UTF-8 bytes.

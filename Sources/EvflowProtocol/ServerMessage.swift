@@ -1,0 +1,437 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import InputModel
+
+/// A server message (docs/protocol.md §2, §4–§6) as a client reads it: the same types the
+/// server's `MessageWriter` encodes, decoded back from one line.
+///
+/// `decode` is the inverse of the writer for everything the wire carries: a message encoded
+/// by `MessageWriter` and decoded here compares equal to what was encoded (the protocol tests
+/// check this per class), except that a `DEVICES` entry carries only the summary members.
+/// Unknown classes decode to `.other` and unknown members are ignored, as §3 asks of clients.
+public enum ServerMessage: Hashable, Sendable {
+    /// `VERSION`: the greeting.
+    case version(release: String, protoMajor: Int, protoMinor: Int)
+    /// `DEVICES` response: device summaries.
+    case devices([DeviceInfo], tag: RequestTag?)
+    /// `STATE` response.
+    case state(DeviceStateReport, tag: RequestTag?)
+    /// `STATS` response.
+    case stats(ServerStats, tag: RequestTag?)
+    /// `WATCH` response: the selection as the server understood it, and the matching devices.
+    case watch(WatchRequest, matched: [DeviceID], tag: RequestTag?)
+    /// `UNWATCH` response.
+    case unwatch(tag: RequestTag?)
+    /// `PING` response.
+    case ping(now: Int64, tag: RequestTag?)
+    /// `ERROR`.
+    case error(ErrorReply)
+    /// `CLOSE`: the last message before the server closes the connection.
+    case close(CloseNotice)
+    /// `FRAME`: one report from a device.
+    case frame(FrameMessage)
+    /// `DEVICE`: a device was added, removed, or could not be opened.
+    case device(DeviceChange)
+    /// A class this client does not know (a later minor version's).
+    case other(class: String)
+
+    /// The message's `class`.
+    public var messageClass: String {
+        switch self {
+        case .version: return "VERSION"
+        case .devices: return "DEVICES"
+        case .state: return "STATE"
+        case .stats: return "STATS"
+        case .watch: return "WATCH"
+        case .unwatch: return "UNWATCH"
+        case .ping: return "PING"
+        case .error: return "ERROR"
+        case .close: return "CLOSE"
+        case .frame: return "FRAME"
+        case .device: return "DEVICE"
+        case .other(let c): return c
+        }
+    }
+
+    /// Decodes one line (without its terminator).
+    public static func decode(_ line: some Collection<UInt8>, naming: EventNaming = .standard) throws(DecodingFailure) -> ServerMessage {
+        let data = Data(line)
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw DecodingFailure("not valid JSON")
+        }
+        guard case .object(let o) = value else { throw DecodingFailure("not a JSON object") }
+        if case .string("FRAME")? = o["class"] {
+            // The one message a watcher gets per event: its own Codable type.
+            let decoder = JSONDecoder()
+            decoder.userInfo[.eventNaming] = naming
+            do {
+                return .frame(try decoder.decode(FrameMessage.self, from: data))
+            } catch {
+                throw DecodingFailure("FRAME: \(error)")
+            }
+        }
+        var d = MessageDecoder(object: o, naming: naming)
+        return try d.decode()
+    }
+
+    /// Decodes one line given as text.
+    public static func decode(_ line: String, naming: EventNaming = .standard) throws(DecodingFailure) -> ServerMessage {
+        try decode(Array(line.utf8), naming: naming)
+    }
+}
+
+/// Why a server line could not be decoded.
+public struct DecodingFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was wrong, for people.
+    public var description: String
+    /// Creates a failure.
+    public init(_ description: String) { self.description = description }
+}
+
+/// An `ERROR` as it is on the wire (the server's `ProtocolError`, less what only it knows).
+public struct ErrorReply: Hashable, Sendable {
+    /// The text for people.
+    public var message: String
+    /// The failed request's class, when it had a valid one.
+    public var requestClass: String?
+    /// The request member at fault.
+    public var field: String?
+    /// The failed request's `id`.
+    public var tag: RequestTag?
+
+    /// Creates an error reply.
+    public init(message: String, requestClass: String? = nil, field: String? = nil, tag: RequestTag? = nil) {
+        self.message = message
+        self.requestClass = requestClass
+        self.field = field
+        self.tag = tag
+    }
+
+    /// The reply the server sends for `error`.
+    public init(_ error: ProtocolError) {
+        self.init(message: error.message, requestClass: error.requestClass, field: error.field, tag: error.tag)
+    }
+}
+
+/// A `CLOSE` as it is on the wire.
+public struct CloseNotice: Hashable, Sendable {
+    /// The reason as sent (`slow-consumer`, `idle`, ...).
+    public var reasonText: String
+    /// What the server says about it.
+    public var message: String
+
+    /// Creates a notice.
+    public init(reason: CloseReason, message: String) {
+        reasonText = reason.rawValue
+        self.message = message
+    }
+
+    /// Creates a notice with a reason this client may not know.
+    public init(reasonText: String, message: String) {
+        self.reasonText = reasonText
+        self.message = message
+    }
+
+    /// The reason, nil for one this client does not know.
+    public var reason: CloseReason? { CloseReason(rawValue: reasonText) }
+}
+
+/// Reads the members of one decoded server message.
+private struct MessageDecoder {
+    let object: [String: JSONValue]
+    let naming: EventNaming
+
+    mutating func decode() throws(DecodingFailure) -> ServerMessage {
+        guard case .string(let cls)? = object["class"] else { throw DecodingFailure("no string member 'class'") }
+        let o = Obj(object, in: cls)
+        switch cls {
+        case "VERSION":
+            return .version(release: try o.string("release"), protoMajor: Int(try o.int("proto_major")),
+                            protoMinor: Int(try o.int("proto_minor")))
+        case "DEVICES":
+            return .devices(try o.array("devices").map { v throws(DecodingFailure) in try device(v, detail: false) },
+                            tag: try tag(o))
+        case "STATE":
+            return .state(try stateReport(o), tag: try tag(o))
+        case "STATS":
+            return .stats(try stats(o), tag: try tag(o))
+        case "WATCH":
+            return try watch(o)
+        case "UNWATCH":
+            return .unwatch(tag: try tag(o))
+        case "PING":
+            return .ping(now: try o.int("now"), tag: try tag(o))
+        case "ERROR":
+            return .error(ErrorReply(message: try o.string("message"), requestClass: try o.optionalString("request_class"),
+                                     field: try o.optionalString("field"), tag: try tag(o)))
+        case "CLOSE":
+            return .close(CloseNotice(reasonText: try o.string("reason"), message: try o.string("message")))
+        case "DEVICE":
+            let info = try device(try o.required("device"), detail: false)
+            switch try o.string("action") {
+            case "added": return .device(.added(info))
+            case "removed": return .device(.removed(info))
+            case "inaccessible": return .device(.inaccessible(info, reason: try o.optionalString("reason") ?? ""))
+            case let a: throw DecodingFailure("DEVICE: unknown action '\(a)'")
+            }
+        default:
+            return .other(class: cls)
+        }
+    }
+
+    func tag(_ o: Obj) throws(DecodingFailure) -> RequestTag? {
+        switch o.object["id"] {
+        case nil, .null?: return nil
+        case .string(let s)?: return .string(s)
+        case .integer(let n)?: return .integer(n)
+        default: throw o.wrong("id")
+        }
+    }
+
+    func device(_ value: JSONValue, detail: Bool) throws(DecodingFailure) -> DeviceInfo {
+        let o = try Obj(value, in: "device")
+        func hex(_ k: String) throws(DecodingFailure) -> UInt16 {
+            guard let v = UInt16(try o.string(k), radix: 16) else { throw o.wrong(k) }
+            return v
+        }
+        let inputID = InputID(bustype: try hex("bus"), vendor: try hex("vendor"), product: try hex("product"),
+                              version: try hex("version"))
+        var classes = Set<DeviceClass>()
+        for c in try o.array("classes") {
+            guard case .string(let s) = c else { throw o.wrong("classes") }
+            if let cls = DeviceClass(rawValue: s) { classes.insert(cls) }   // unknown classes: ignored
+        }
+        var info = DeviceInfo(name: try o.string("name"), inputID: inputID, phys: try o.optionalString("phys"),
+                              uniq: try o.optionalString("uniq"), devnode: try o.optionalString("devnode"),
+                              classes: classes, id: DeviceID(rawValue: try o.string("id")))
+        guard detail else { return info }
+        for (typeKey, codes) in try o.optionalObject("capabilities") ?? [:] {
+            let type = try typeNumber(typeKey)
+            guard case .array(let list) = codes else { throw o.wrong("capabilities") }
+            info.capabilities[type] = Set(try list.map { v throws(DecodingFailure) in try code(v, type: type) })
+        }
+        for (codeKey, v) in try o.optionalObject("abs_info") ?? [:] {
+            let a = try Obj(v, in: "abs_info")
+            func i(_ k: String) throws(DecodingFailure) -> Int32 { Int32(truncatingIfNeeded: try a.int(k)) }
+            info.absInfo[try code(.string(codeKey), type: EventType.abs)] =
+                AbsInfo(value: try i("value"), minimum: try i("min"), maximum: try i("max"), fuzz: try i("fuzz"),
+                        flat: try i("flat"), resolution: try i("resolution"))
+        }
+        for p in try o.optionalArray("props") ?? [] {
+            switch p {
+            case .integer(let n): info.inputProperties.insert(UInt16(truncatingIfNeeded: n))
+            case .string(let s):
+                guard let n = EventNames.property(named: s) ?? UInt16(s) else { throw o.wrong("props") }
+                info.inputProperties.insert(n)
+            default: throw o.wrong("props")
+            }
+        }
+        for (k, v) in try o.optionalObject("udev") ?? [:] {
+            guard case .string(let s) = v else { throw o.wrong("udev") }
+            info.properties[k] = s
+        }
+        return info
+    }
+
+    func typeNumber(_ text: String) throws(DecodingFailure) -> UInt16 {
+        guard let t = naming.typeNumber(text) ?? UInt16(text) else { throw DecodingFailure("unknown event type '\(text)'") }
+        return t
+    }
+
+    /// A type as sent in an event: a name or an integer.
+    func type(_ value: JSONValue) throws(DecodingFailure) -> UInt16 {
+        switch value {
+        case .string(let s): return try typeNumber(s)
+        case .integer(let n) where n >= 0 && n <= Int64(UInt16.max): return UInt16(n)
+        default: throw DecodingFailure("bad event type \(value)")
+        }
+    }
+
+    /// A code of `type`: its name, an integer, or (as an object key) its decimal digits.
+    func code(_ value: JSONValue, type: UInt16) throws(DecodingFailure) -> UInt16 {
+        switch value {
+        case .string(let s):
+            if let c = naming.codeNumber(s), c.type == type { return c.code }
+            if let n = UInt16(s) { return n }
+            throw DecodingFailure("unknown event code '\(s)'")
+        case .integer(let n) where n >= 0 && n <= Int64(UInt16.max): return UInt16(n)
+        default: throw DecodingFailure("bad event code \(value)")
+        }
+    }
+
+    func codeValues(_ o: Obj, _ key: String, type: UInt16) throws(DecodingFailure) -> [UInt16: Int32] {
+        var out: [UInt16: Int32] = [:]
+        for (k, v) in try o.optionalObject(key) ?? [:] {
+            guard case .integer(let n) = v else { throw o.wrong(key) }
+            out[try code(.string(k), type: type)] = Int32(truncatingIfNeeded: n)
+        }
+        return out
+    }
+
+    func counts(_ o: Obj, _ key: String) throws(DecodingFailure) -> [String: UInt64] {
+        var out: [String: UInt64] = [:]
+        for (k, v) in try o.optionalObject(key) ?? [:] {
+            guard case .integer(let n) = v, n >= 0 else { throw o.wrong(key) }
+            out[k] = UInt64(n)
+        }
+        return out
+    }
+
+    func stateReport(_ o: Obj) throws(DecodingFailure) -> DeviceStateReport {
+        var r = DeviceStateReport(device: try device(try o.required("device"), detail: true))
+        r.keysDown = try o.array("keys_down").map { v throws(DecodingFailure) in try code(v, type: EventType.key) }
+        r.abs = try codeValues(o, "abs", type: EventType.abs)
+        r.switches = try codeValues(o, "switches", type: EventType.sw)
+        r.leds = try codeValues(o, "leds", type: EventType.led)
+        r.lastEventTime = try o.optionalInt("last_event")
+        let c = try Obj(try o.required("counters"), in: "counters")
+        func u(_ k: String) throws(DecodingFailure) -> UInt64 { UInt64(clamping: try c.int(k)) }
+        r.counters = DeviceCounters(framesIn: try u("frames_in"), eventsIn: try u("events_in"),
+                                    framesOut: try u("frames_out"), eventsOut: try u("events_out"),
+                                    synDropped: try u("syn_dropped"), droppedByFilter: try counts(c, "dropped"))
+        return r
+    }
+
+    func stats(_ o: Obj) throws(DecodingFailure) -> ServerStats {
+        var closed: [CloseReason: UInt64] = [:]
+        for (k, n) in try counts(o, "closed") {
+            if let reason = CloseReason(rawValue: k) { closed[reason] = n }
+        }
+        var list: [ClientStats] = []
+        for v in try o.array("client_list") {
+            let c = try Obj(v, in: "client_list")
+            let watching = try c.optionalBool("watching") ?? false
+            var stream: StreamKind?
+            if watching, let s = try c.optionalString("stream") {
+                guard let k = StreamKind(rawValue: s) else { throw c.wrong("stream") }
+                stream = k
+            }
+            list.append(ClientStats(
+                client: UInt64(clamping: try c.int("client")),
+                pid: try c.optionalInt("pid").map { Int32(truncatingIfNeeded: $0) },
+                uid: try c.optionalInt("uid").map { UInt32(truncatingIfNeeded: $0) },
+                tag: try tag(c), stream: stream, sent: UInt64(clamping: try c.int("sent")),
+                dropped: UInt64(clamping: try c.int("dropped")), buffered: Int(try c.int("buffered"))))
+        }
+        var s = ServerStats(release: try o.string("release"), uptime: try o.number("uptime"), now: try o.int("now"),
+                            devices: Int(try o.int("devices")), clients: Int(try o.int("clients")),
+                            watchers: Int(try o.int("watchers")), liveResources: Int(try o.int("live_resources")),
+                            droppedByFilter: try counts(o, "dropped"), closed: closed, clientList: list)
+        for (id, v) in try o.optionalObject("device_dropped") ?? [:] {
+            s.deviceDropped[DeviceID(rawValue: id)] = try counts(Obj([id: v], in: "device_dropped"), id)
+        }
+        return s
+    }
+
+    func watch(_ o: Obj) throws(DecodingFailure) -> ServerMessage {
+        // The response less `matched` is a WATCH request for the same selection (§4): read
+        // it with the request parser, so both sides agree on the selection's syntax.
+        var request = object
+        let matchedValue = request.removeValue(forKey: "matched")
+        let parsed: Request
+        do {
+            parsed = try Request.parse(object: request, naming: naming)
+        } catch {
+            throw DecodingFailure("WATCH response: \(error.message)")
+        }
+        guard case .watch(let w) = parsed.kind else { throw DecodingFailure("WATCH response is not a WATCH") }
+        var matched: [DeviceID] = []
+        if let matchedValue {
+            guard case .array(let ids) = matchedValue else { throw o.wrong("matched") }
+            for id in ids {
+                guard case .string(let s) = id else { throw o.wrong("matched") }
+                matched.append(DeviceID(rawValue: s))
+            }
+        }
+        return .watch(w, matched: matched, tag: parsed.tag)
+    }
+}
+
+/// Typed access to the members of one JSON object, with errors that name the member.
+private struct Obj {
+    let object: [String: JSONValue]
+    let context: String
+
+    init(_ object: [String: JSONValue], in context: String) {
+        self.object = object
+        self.context = context
+    }
+
+    init(_ value: JSONValue, in context: String) throws(DecodingFailure) {
+        guard case .object(let o) = value else { throw DecodingFailure("\(context): not an object") }
+        self.init(o, in: context)
+    }
+
+    func wrong(_ key: String) -> DecodingFailure { DecodingFailure("\(context): bad member '\(key)'") }
+
+    func value(_ key: String) -> JSONValue? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case let v?: return v
+        }
+    }
+
+    func required(_ key: String) throws(DecodingFailure) -> JSONValue {
+        guard let v = value(key) else { throw DecodingFailure("\(context): missing member '\(key)'") }
+        return v
+    }
+
+    func string(_ key: String) throws(DecodingFailure) -> String {
+        guard case .string(let s) = try required(key) else { throw wrong(key) }
+        return s
+    }
+
+    func optionalString(_ key: String) throws(DecodingFailure) -> String? {
+        guard let v = value(key) else { return nil }
+        guard case .string(let s) = v else { throw wrong(key) }
+        return s
+    }
+
+    func int(_ key: String) throws(DecodingFailure) -> Int64 {
+        guard case .integer(let n) = try required(key) else { throw wrong(key) }
+        return n
+    }
+
+    func optionalInt(_ key: String) throws(DecodingFailure) -> Int64? {
+        guard let v = value(key) else { return nil }
+        guard case .integer(let n) = v else { throw wrong(key) }
+        return n
+    }
+
+    func number(_ key: String) throws(DecodingFailure) -> Double {
+        switch try required(key) {
+        case .integer(let n): return Double(n)
+        case .number(let d): return d
+        default: throw wrong(key)
+        }
+    }
+
+    func optionalBool(_ key: String) throws(DecodingFailure) -> Bool? {
+        guard let v = value(key) else { return nil }
+        guard case .bool(let b) = v else { throw wrong(key) }
+        return b
+    }
+
+    func array(_ key: String) throws(DecodingFailure) -> [JSONValue] {
+        guard case .array(let a) = try required(key) else { throw wrong(key) }
+        return a
+    }
+
+    func optionalArray(_ key: String) throws(DecodingFailure) -> [JSONValue]? {
+        guard let v = value(key) else { return nil }
+        guard case .array(let a) = v else { throw wrong(key) }
+        return a
+    }
+
+    func optionalObject(_ key: String) throws(DecodingFailure) -> [String: JSONValue]? {
+        guard let v = value(key) else { return nil }
+        guard case .object(let o) = v else { throw wrong(key) }
+        return o
+    }
+}
