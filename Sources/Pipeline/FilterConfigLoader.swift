@@ -168,7 +168,7 @@ private struct ConfigReader {
                 }
             case "multitouch":
                 guard case .scalar(let s) = value, s.string == "passthrough" else {
-                    throw error(value, path, "only 'passthrough' is supported; configure single ABS_MT_* codes under codes:")
+                    throw error(value, path, "only 'passthrough' is supported (multitouch axes are per slot and always pass through)")
                 }
             default:
                 throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, multitouch)")
@@ -209,6 +209,11 @@ private struct ConfigReader {
                     let cp = p + "." + name
                     guard let (type, code) = EventNames.code(named: name) else {
                         throw error(spec, cp, "unknown event code name")
+                    }
+                    // One value per code would mix every slot's contacts: refuse rather than
+                    // filter ABS_MT_* across slots (a slot-aware filter does not exist yet).
+                    if type == EventType.abs && CodeRange.multitouch.contains(code) {
+                        throw error(spec, cp, "multitouch axes cannot be filtered (their values are per slot); they always pass through")
                     }
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }

@@ -123,6 +123,12 @@ import Testing
         ("devices:\n  - match: { class: mouse }\n    codes:\n      REL_X: 10ms\n", 4, "devices[0].codes.REL_X",
          "expected a mapping"),
         ("defaults:\n  rel: { max_rate: -3 }\n", 2, "defaults.rel.max_rate", "bad rate"),
+        // Regression (review of the device path): ABS_MT_* codes were accepted under codes: and
+        // then filtered and stored across slots as one value.
+        ("devices:\n  - match: { class: touchpad }\n    codes:\n      ABS_MT_POSITION_X: { hysteresis: 4 }\n", 4,
+         "devices[0].codes.ABS_MT_POSITION_X", "multitouch axes cannot be filtered"),
+        ("devices:\n  - match: { class: touchscreen }\n    codes:\n      ABS_MT_SLOT: off\n", 4,
+         "devices[0].codes.ABS_MT_SLOT", "multitouch axes cannot be filtered"),
     ])
     func errors(yaml: String, line: Int, key: String, reason: String) {
         do {
