@@ -278,3 +278,11 @@ extension DeviceHub {
         }
     }
 }
+
+extension DeviceHub {
+    /// The filter settings a present device runs with now (tests and diagnostics).
+    public func currentSettings(of id: DeviceID) -> DeviceFilterSettings? {
+        guard let session = registry.withLock({ $0.sessions[id] }) else { return nil }
+        return try? session.settings.value()
+    }
+}
