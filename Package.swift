@@ -35,7 +35,7 @@ let package = Package(
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
-        .target(name: "InputModel", dependencies: ["CEvdev"]),
+        .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
         .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),

@@ -5,8 +5,11 @@ import Reactive
 ///
 /// The monitor's `ReadinessLoop` wakes the reader on the scheduler's queue when the fd is
 /// readable or hung up (no polling); each wake-up drains what libevdev has, up to a bound so
-/// one busy device cannot starve the queue (readiness is level-triggered: it is called again
-/// while data remains). Confined to the queue. `stop()` unregisters the fd, then closes it.
+/// one busy device cannot starve the queue. When the bound cuts a wake-up short, libevdev may
+/// hold the rest in its own queue with nothing left on the fd (it reads the fd only when its
+/// queue is empty), so the reader says `.morePending` and the loop runs it again without
+/// waiting for readiness — a key release never waits for the next hardware event. Confined
+/// to the queue. `stop()` unregisters the fd, then closes it.
 final class DeviceReader {
     let device: EvdevDevice
     let frames = PublishSubject<InputFrame>()
@@ -27,8 +30,11 @@ final class DeviceReader {
     /// Starts watching the fd.
     func start(loop: ReadinessLoop) {
         self.loop = loop
-        token = loop.register(fd: device.fd.rawValue) { [weak self] in self?.drain() }
+        token = loop.register(fd: device.fd.rawValue) { [weak self] in self?.drain() ?? .drained }
     }
+
+    /// Whether `stop()` ran.
+    var isStopped: Bool { stopped }
 
     /// Stops reading, closes the fd and completes the frame sequence. Idempotent.
     func stop() {
@@ -42,14 +48,15 @@ final class DeviceReader {
         frames.onCompleted()
     }
 
-    private func drain() {
+    private func drain() -> ReadinessLoop.Outcome {
         var budget = Self.eventsPerWakeUp
         do {
-            while !stopped && budget > 0 {
+            while !stopped {
+                if budget == 0 { return .morePending }
                 budget -= 1
                 switch try device.next(sync: false) {
                 case .drained:
-                    return
+                    return .drained
                 case .event(let event):
                     if let frame = assembler.feed(event) { frames.onNext(frame) }
                 case .dropped(let event):
@@ -62,9 +69,10 @@ final class DeviceReader {
                 }
             }
         } catch {
-            if stopped { return }
+            if stopped { return .drained }
             assembler.discardPending()
             onGone(error)
         }
+        return .drained
     }
 }

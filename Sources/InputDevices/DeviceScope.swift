@@ -1,12 +1,13 @@
 import Reactive
 import Synchronization
 
-/// Everything subscribed or opened for one device: the pending open, the reader (fd and
-/// libevdev handle), every `frames(for:)` subscription.
+/// Everything a monitor subscription opened for one device: the pending open, then the reader
+/// (fd and libevdev handle), or the end of an inaccessible device's stream.
 ///
 /// Disposing the scope (on removal, or when monitoring stops) disposes its members in the
-/// order they were inserted: the reader first, which completes the device's frame sequence and
-/// closes the fd, then the subscriptions. Inserting into a disposed scope disposes at once.
+/// order they were inserted: stopping the reader completes the device's frames (ending its
+/// consumer's inner subscription) and closes the fd. Inserting into a disposed scope
+/// disposes at once.
 public final class DeviceScope: Cancelable, @unchecked Sendable {
     private let members = CompositeDisposable()
     private let counter: ScopeCounter

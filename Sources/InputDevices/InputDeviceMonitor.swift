@@ -8,23 +8,30 @@ import Glibc
 
 /// Discovers input devices through udev, opens them with libevdev and reads their frames.
 ///
-/// All state lives on the scheduler's serial queue: udev events, fd readiness (reported by a
-/// `ReadinessLoop` thread), open retries and every delivery run there, so nothing here takes
-/// a lock. Each device gets a
-/// `DeviceScope` that owns everything made for it; removal disposes it.
-public final class InputDeviceMonitor: @unchecked Sendable {
+/// `devices` is the whole interface: an `Observable<DeviceStream>`, one stream per device,
+/// whose frames complete when the device goes away. Each subscription runs its own udev
+/// monitor (a cold observable: the subscription owns the sockets and fds it opens), and all
+/// of its state lives on the scheduler's serial queue — udev events, fd readiness (reported
+/// by a `ReadinessLoop` thread), open retries and every delivery — so nothing here takes a
+/// lock. Inside a subscription, each device's resources belong to a `DeviceScope`.
+public final class InputDeviceMonitor: Sendable {
     /// What to monitor and how hard to try opening.
     public struct Options: Sendable {
         /// Which devices to open, judged on the udev description (before opening). Default: all.
         public var include: @Sendable (DeviceInfo) -> Bool
         /// How long to retry EACCES/EPERM after `add` before reporting `.inaccessible`.
         public var openRetry: OpenRetryPolicy
+        /// The udev monitor socket's receive buffer (`SO_RCVBUFFORCE`, as root; else the
+        /// system's limit): room for a hot-plug storm's uevents while the queue is busy.
+        public var udevReceiveBuffer: Int
 
-        /// Creates options: every device; retry 50 ms ×2 up to 1 s apart, for about 10 s.
+        /// Creates options: every device; retry 50 ms ×2 up to 1 s apart, for about 10 s;
+        /// a 4 MiB udev receive buffer.
         public init(include: @escaping @Sendable (DeviceInfo) -> Bool = { _ in true },
-                    openRetry: OpenRetryPolicy = .init()) {
+                    openRetry: OpenRetryPolicy = .init(), udevReceiveBuffer: Int = 4 << 20) {
             self.include = include
             self.openRetry = openRetry
+            self.udevReceiveBuffer = udevReceiveBuffer
         }
     }
 
@@ -42,30 +49,23 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         public var openRetries: Int
         /// Devices reported `.inaccessible`.
         public var inaccessible: Int
+        /// Open device streams whose frames nobody subscribed in the handler that received
+        /// them: the device was closed at once.
+        public var droppedStreams: Int
+        /// Times the udev socket overflowed (`ENOBUFS`: uevents were lost) and the devices
+        /// were re-enumerated to catch up.
+        public var udevOverflows: Int
     }
 
-    private let scheduler: SerialDispatchQueueScheduler
-    private let options: Options
+    let scheduler: SerialDispatchQueueScheduler
+    let options: Options
     private let queueKey = DispatchSpecificKey<UInt8>()
-    private let scopes = ScopeCounter()
-    private let counters = MonitorCounters()
-    private let nextObserverID = Atomic<UInt64>(0)
+    let scopes = ScopeCounter()
+    let counters = MonitorCounters()
     let udevFD = Atomic<Int32>(-1)
 
-    // Confined to the scheduler's queue.
-    private var observers: [(id: UInt64, observer: AnyObserver<DeviceChange>)] = []
-    private var running: Running?
-    private var entries: [String: DeviceEntry] = [:]
-    /// Devices removed on ENODEV whose udev `remove` has not arrived yet: late `change`
-    /// events for them must not bring them back.
-    private var vanished: Set<String> = []
-    private var nextSequence = 0
-    /// Properties of the `inputN` parents from their own uevents, by syspath: the name and ids
-    /// of a device that is gone from sysfs before its `eventN` child's `add` reaches us.
-    private var parents: [String: [String: String]] = [:]
-
     /// Creates a monitor that works and delivers on `scheduler`. Nothing happens until
-    /// `deviceChanges` is subscribed.
+    /// `devices` is subscribed.
     public init(scheduler: SerialDispatchQueueScheduler, options: Options = .init()) {
         self.scheduler = scheduler
         self.options = options
@@ -76,47 +76,32 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         scheduler.queue.setSpecific(key: queueKey, value: nil)
     }
 
-    /// Subscribing enumerates the present devices, then follows udev; `.added` only once the
-    /// device is open and being read; `.inaccessible(info, reason:)` when open keeps failing
-    /// (EACCES/EPERM after the retry budget, or any other errno at once); `.removed` on the udev
-    /// remove or on ENODEV, whichever comes first (once). Disposing stops monitoring and
-    /// disposes every DeviceScope. Delivered on the scheduler.
+    /// One `DeviceStream` per input device: subscribing enumerates the present devices, then
+    /// follows udev. Delivered on the scheduler.
     ///
-    /// Several subscribers share one udev monitor; a later subscriber first receives the
-    /// devices already announced. Fails with `SystemError` when udev cannot be set up.
-    public var deviceChanges: Observable<DeviceChange> {
-        Observable<DeviceChange>.create { [self] observer in
-            let id = nextObserverID.wrappingAdd(1, ordering: .relaxed).newValue
+    /// - A device is announced once it is open (`access: .open`), or as `.inaccessible` when
+    ///   opening keeps failing (EACCES/EPERM after the retry budget, any other errno at once);
+    ///   an inaccessible device that becomes readable (a udev `change`, e.g. a fixed
+    ///   permission) ends its stream and is announced again, open.
+    /// - An open stream's `frames` must be subscribed from the handler that receives the
+    ///   stream (reading starts then, so nothing is missed), at most once. That subscription
+    ///   owns the device: disposing it closes the fd. A stream whose frames are not
+    ///   subscribed there is dropped — the device is closed at once and counted in
+    ///   `droppedStreams` — and a later subscription completes at once.
+    /// - `frames` completes on the udev remove or on ENODEV, whichever comes first.
+    /// - Disposing the subscription stops monitoring and closes every device.
+    /// - Fails with `SystemError` when udev cannot be set up.
+    public var devices: Observable<DeviceStream> {
+        Observable<DeviceStream>.create { [self] observer in
+            let run = MonitorRun(monitor: self, observer: observer)
             let cancelled = BooleanDisposable()
             onQueue {
-                if !cancelled.isDisposed { self.attach(id: id, observer) }
+                if !cancelled.isDisposed { run.start() }
             }
             return Disposables.create {
                 cancelled.dispose()
-                self.onQueue { self.detach(id: id) }
+                self.onQueue { run.stop() }
             }
-        }
-    }
-
-    /// The frames of a device announced as added; completes when it is removed. On the scheduler.
-    ///
-    /// A device that is not (or no longer) open completes at once. Subscribing from inside a
-    /// `deviceChanges` handler misses nothing: reading starts after the `.added` delivery.
-    public func frames(for device: DeviceInfo) -> Observable<InputFrame> {
-        Observable<InputFrame>.create { [self] observer in
-            let subscription = ScopedSubscription()
-            onQueue {
-                guard !subscription.isDisposed else { return }
-                guard let entry = self.entry(for: device), case .open(let reader) = entry.state else {
-                    observer.onCompleted()
-                    return
-                }
-                let inner = reader.frames.subscribe(observer)
-                if let key = entry.scope.insert(inner) {
-                    subscription.attach(scope: entry.scope, key: key)
-                }
-            }
-            return subscription
         }
     }
 
@@ -130,47 +115,40 @@ public final class InputDeviceMonitor: @unchecked Sendable {
                    removedOnUdevRemove: counters.removedOnUdev.load(ordering: .relaxed),
                    removedOnReadError: counters.removedOnReadError.load(ordering: .relaxed),
                    openRetries: counters.openRetries.load(ordering: .relaxed),
-                   inaccessible: counters.inaccessible.load(ordering: .relaxed))
+                   inaccessible: counters.inaccessible.load(ordering: .relaxed),
+                   droppedStreams: counters.droppedStreams.load(ordering: .relaxed),
+                   udevOverflows: counters.udevOverflows.load(ordering: .relaxed))
     }
 
     // MARK: Queue confinement
 
     private var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) != nil }
 
-    private func onQueue(_ work: @escaping () -> Void) {
+    func onQueue(_ work: @escaping () -> Void) {
         if isOnQueue { work() } else { scheduler.schedule(work) }
     }
+}
 
-    // MARK: Subscribers
+/// One subscription of `devices`: its udev monitor, readiness loop and devices. Confined to
+/// the monitor's queue.
+private final class MonitorRun: @unchecked Sendable {
+    private let monitor: InputDeviceMonitor
+    private var observer: AnyObserver<DeviceStream>?
+    private var running: Running?
+    private var entries: [String: DeviceEntry] = [:]
+    /// Devices removed on ENODEV whose udev `remove` has not arrived yet: late `change`
+    /// events for them must not bring them back.
+    private var vanished: Set<String> = []
+    /// Properties of the `inputN` parents from their own uevents, by syspath: the name and ids
+    /// of a device that is gone from sysfs before its `eventN` child's `add` reaches us.
+    private var parents: [String: [String: String]] = [:]
+    private var nextSequence = 0
+    private var counters: MonitorCounters { monitor.counters }
 
-    private func attach(id: UInt64, _ observer: AnyObserver<DeviceChange>) {
-        observers.append((id, observer))
-        if running != nil {
-            for entry in entries.values.sorted(by: { $0.sequence < $1.sequence }) {
-                if let change = entry.announcement { observer.onNext(change) }
-            }
-            return
-        }
-        do {
-            try start()
-        } catch {
-            observers.removeAll { $0.id == id }
-            stop()
-            observer.onError(error)
-        }
+    init(monitor: InputDeviceMonitor, observer: AnyObserver<DeviceStream>) {
+        self.monitor = monitor
+        self.observer = observer
     }
-
-    private func detach(id: UInt64) {
-        let before = observers.count
-        observers.removeAll { $0.id == id }
-        if before > 0 && observers.isEmpty { stop() }
-    }
-
-    private func broadcast(_ change: DeviceChange) {
-        for (_, observer) in observers { observer.onNext(change) }
-    }
-
-    // MARK: Monitoring
 
     /// The udev handles and the readiness loop that watches the monitor socket and the devices.
     private struct Running {
@@ -180,33 +158,52 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         let udevToken: ReadinessLoop.Token
     }
 
-    private func start() throws(SystemError) {
+    func start() {
+        do {
+            try setUp()
+        } catch {
+            let observer = self.observer
+            stop()
+            observer?.onError(error)
+        }
+    }
+
+    private func setUp() throws(SystemError) {
         let context = try UdevContext()
         // Listen before enumerating, so a device plugged in between is seen (twice at worst:
         // entries are keyed by syspath).
-        let monitor = try UdevMonitor(context: context)
-        let loop = try ReadinessLoop(scheduler: scheduler)
+        let udev = try UdevMonitor(context: context, receiveBuffer: monitor.options.udevReceiveBuffer)
+        let loop = try ReadinessLoop(scheduler: monitor.scheduler)
         let counters = self.counters
-        let token = loop.register(fd: monitor.fd) { [weak self] in
+        let token = loop.register(fd: udev.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
-            while let device = monitor.receive() {
-                counters.udevMessages.wrappingAdd(1, ordering: .relaxed)
-                self?.handle(device, action: device.action ?? "")
+            while true {
+                switch udev.receive() {
+                case .device(let device):
+                    counters.udevMessages.wrappingAdd(1, ordering: .relaxed)
+                    self?.handle(device, action: device.action ?? "")
+                case .overflow:
+                    counters.udevOverflows.wrappingAdd(1, ordering: .relaxed)
+                    self?.resynchronize()
+                case .empty:
+                    return .drained
+                }
             }
         }
-        udevFD.store(monitor.fd, ordering: .relaxed)
-        running = Running(context: context, monitor: monitor, loop: loop, udevToken: token)
+        monitor.udevFD.store(udev.fd, ordering: .relaxed)
+        running = Running(context: context, monitor: udev, loop: loop, udevToken: token)
         for device in try context.enumerateEventDevices() where device.isInitialized {
             // Not yet initialised: udev is still processing it and its `add` will follow.
-            if running == nil { return }   // the only subscriber left from inside onNext
+            if running == nil { return }   // disposed from inside onNext
             if entries[device.syspath] == nil { consider(device) }
         }
     }
 
-    private func stop() {
+    func stop() {
+        observer = nil
         if let running {
             running.loop.unregister(running.udevToken)
-            udevFD.store(-1, ordering: .relaxed)
+            monitor.udevFD.store(-1, ordering: .relaxed)
         }
         let loop = running?.loop
         running = nil   // releases the udev monitor (closing its socket) and context
@@ -216,6 +213,22 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         parents = [:]
         for entry in all { entry.scope.dispose() }
         loop?.stop()   // after the readers have unregistered
+    }
+
+    /// uevents were lost (the socket overflowed): compare the devices udev knows now with
+    /// the entries, and add and remove what changed meanwhile.
+    private func resynchronize() {
+        guard let running else { return }
+        guard let present = try? running.context.enumerateEventDevices() else { return }
+        let now = Dictionary(present.filter(\.isInitialized).map { ($0.syspath, $0) }, uniquingKeysWith: { a, _ in a })
+        for entry in entries.values.sorted(by: { $0.sequence < $1.sequence }) where now[entry.syspath] == nil {
+            remove(entry, cause: .udevRemove)
+        }
+        vanished = vanished.filter { now[$0] != nil }
+        for (syspath, device) in now.sorted(by: { $0.key < $1.key }) where entries[syspath] == nil && !vanished.contains(syspath) {
+            if self.running == nil { return }
+            consider(device)
+        }
     }
 
     private func handle(_ device: UdevDevice, action: String) {
@@ -245,7 +258,10 @@ public final class InputDeviceMonitor: @unchecked Sendable {
             // New properties (e.g. a hwdb update); an inaccessible device gets another chance,
             // since permissions are often fixed by a rule re-run with `change`.
             entry.udevProperties = device.properties
-            if case .inaccessible = entry.state { open(entry) }
+            if case .inaccessible(let ended) = entry.state {
+                ended.onCompleted()
+                open(entry)
+            }
         default:
             break
         }
@@ -257,10 +273,10 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         let parentPath = String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)])
         let info = DeviceDescription.fromUdev(properties: properties, parentAttributes: device.inputParentAttributes,
                                               parentProperties: parents[parentPath] ?? [:], devnode: devnode)
-        guard options.include(info) else { return }
+        guard monitor.options.include(info) else { return }
         nextSequence += 1
         let entry = DeviceEntry(syspath: device.syspath, info: info, udevProperties: properties,
-                                scope: DeviceScope(counter: scopes), sequence: nextSequence)
+                                scope: DeviceScope(counter: monitor.scopes), sequence: nextSequence)
         entries[entry.syspath] = entry
         open(entry)
     }
@@ -269,7 +285,7 @@ public final class InputDeviceMonitor: @unchecked Sendable {
         guard let path = entry.info.devnode else { return }
         entry.state = .opening
         let counters = self.counters
-        let attempt = openWithRetry(policy: options.openRetry, scheduler: scheduler,
+        let attempt = openWithRetry(policy: monitor.options.openRetry, scheduler: monitor.scheduler,
                                     onRetry: { _, _ in counters.openRetries.wrappingAdd(1, ordering: .relaxed) },
                                     open: { try EvdevDevice(path: path) })
             .subscribe(onNext: { [weak self, weak entry] device in
@@ -296,20 +312,48 @@ public final class InputDeviceMonitor: @unchecked Sendable {
             reader.stop()
             return
         }
-        reader.start(loop: loop)
-        broadcast(.added(entry.info))
+        let claim = StreamClaim()
+        let monitor = self.monitor
+        // The subscription owns the device: it starts reading, and disposing it closes the fd.
+        let frames = Observable<InputFrame>.create { [weak self, weak entry] observer in
+            guard claim.take() else {
+                observer.onError(DeviceStreamError.framesAlreadySubscribed)
+                return Disposables.create()
+            }
+            let subscription = reader.frames.subscribe(observer)
+            monitor.onQueue { if !reader.isStopped { reader.start(loop: loop) } }
+            return Disposables.create {
+                subscription.dispose()
+                monitor.onQueue { self?.release(entry, reader) }
+            }
+        }
+        observer?.onNext(DeviceStream(info: entry.info, access: .open, frames: frames))
+        if !claim.isTaken && !reader.isStopped {
+            counters.droppedStreams.wrappingAdd(1, ordering: .relaxed)
+            release(entry, reader)
+        }
+    }
+
+    /// The consumer no longer wants the device (or never did): close it, and keep the entry
+    /// so udev's later events for it are recognised.
+    private func release(_ entry: DeviceEntry?, _ reader: DeviceReader) {
+        reader.stop()
+        if let entry, case .open(let current) = entry.state, current === reader { entry.state = .released }
     }
 
     private func didFailToOpen(_ entry: DeviceEntry, _ error: any Error) {
         let reason = String(describing: error)
-        entry.state = .inaccessible(reason)
+        let ended = PublishSubject<InputFrame>()
+        entry.state = .inaccessible(ended)
+        entry.scope.insert(Disposables.create { ended.onCompleted() })
         counters.inaccessible.wrappingAdd(1, ordering: .relaxed)
-        broadcast(.inaccessible(entry.info, reason: reason))
+        observer?.onNext(DeviceStream(info: entry.info, access: .inaccessible(reason: reason), frames: ended.asObservable()))
     }
 
     private enum RemovalCause { case udevRemove, noDevice, readError }
 
-    /// Removes a device once: whichever of udev's `remove` and ENODEV comes first.
+    /// Removes a device once: whichever of udev's `remove` and ENODEV comes first. Disposing
+    /// its scope stops the reader, which completes its frames.
     private func remove(_ entry: DeviceEntry, cause: RemovalCause) {
         guard entries[entry.syspath] === entry else { return }
         entries[entry.syspath] = nil
@@ -320,22 +364,32 @@ public final class InputDeviceMonitor: @unchecked Sendable {
             vanished.insert(entry.syspath)
         case .readError: counters.removedOnReadError.wrappingAdd(1, ordering: .relaxed)
         }
-        let announced = entry.announcement != nil
         entry.scope.dispose()
-        if announced { broadcast(.removed(entry.info)) }
-    }
-
-    private func entry(for device: DeviceInfo) -> DeviceEntry? {
-        entries.values.first { $0.info.devnode == device.devnode && $0.info.id == device.id }
     }
 }
 
-/// One device known to the monitor. Confined to the monitor's queue.
+/// `DeviceStream.frames` of a live device was subscribed a second time.
+public enum DeviceStreamError: Error, Hashable, Sendable {
+    /// A live device's frames have one owner: the first subscription.
+    case framesAlreadySubscribed
+}
+
+/// Whether a live stream's frames have been subscribed (once).
+private final class StreamClaim: Sendable {
+    private let taken = Atomic<Bool>(false)
+    func take() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
+    var isTaken: Bool { taken.load(ordering: .acquiring) }
+}
+
+/// One device known to a monitor subscription. Confined to the monitor's queue.
 private final class DeviceEntry {
     enum State {
         case opening
         case open(DeviceReader)
-        case inaccessible(String)
+        /// Announced as inaccessible; the subject is that stream's frames (completed when it ends).
+        case inaccessible(PublishSubject<InputFrame>)
+        /// Open once, then closed because its consumer disposed (or dropped) the stream.
+        case released
     }
 
     let syspath: String
@@ -352,15 +406,6 @@ private final class DeviceEntry {
         self.scope = scope
         self.sequence = sequence
     }
-
-    /// What subscribers were told about the device, if anything yet.
-    var announcement: DeviceChange? {
-        switch state {
-        case .opening: return nil
-        case .open: return .added(info)
-        case .inaccessible(let reason): return .inaccessible(info, reason: reason)
-        }
-    }
 }
 
 /// The monitor's counters; relaxed atomics, read for `statistics`.
@@ -371,45 +416,10 @@ final class MonitorCounters: Sendable {
     let removedOnReadError = Atomic<Int>(0)
     let openRetries = Atomic<Int>(0)
     let inaccessible = Atomic<Int>(0)
+    let droppedStreams = Atomic<Int>(0)
+    let udevOverflows = Atomic<Int>(0)
     let udevWakeUps = Atomic<Int>(0)
     let udevMessages = Atomic<Int>(0)
-}
-
-/// A `frames(for:)` subscription: a member of the device's scope that the subscriber can also
-/// end early, which removes it from the scope so short-lived subscribers do not pile up there.
-final class ScopedSubscription: Cancelable, @unchecked Sendable {
-    private struct State {
-        /// Weak: a subscriber that keeps its disposable after the device went must not keep
-        /// the device's scope alive (it would still count in `scopeCount`).
-        weak var scope: DeviceScope?
-        var key: CompositeDisposable.Key?
-        var disposed = false
-    }
-
-    private let state = Mutex(State())
-
-    var isDisposed: Bool { state.withLock { $0.disposed } }
-
-    func attach(scope: DeviceScope, key: CompositeDisposable.Key) {
-        let disposeNow = state.withLock { s -> Bool in
-            if s.disposed { return true }
-            s.scope = scope
-            s.key = key
-            return false
-        }
-        if disposeNow { scope.remove(key) }
-    }
-
-    func dispose() {
-        let taken = state.withLock { s -> (DeviceScope, CompositeDisposable.Key)? in
-            if s.disposed { return nil }
-            s.disposed = true
-            defer { s.scope = nil; s.key = nil }
-            guard let scope = s.scope, let key = s.key else { return nil }
-            return (scope, key)
-        }
-        if let (scope, key) = taken { scope.remove(key) }
-    }
 }
 
 extension InputDeviceMonitor {

@@ -18,13 +18,25 @@ import Glibc
 ///
 /// A ready fd is not watched again until its handler has run on the queue (one-shot, then
 /// re-armed), and readiness is level-triggered, so a handler may stop early and is called
-/// again while data remains. No polling in the busy sense: the thread sleeps in `poll(-1)`.
+/// again while the fd has data. Data the fd no longer shows — libevdev's own queue, filled by
+/// an earlier `read` — is the handler's to report: it returns `.morePending`, and it runs
+/// again on the queue (after the work queued meanwhile) without waiting for the fd. No
+/// polling in the busy sense: the thread sleeps in `poll(-1)`.
 final class ReadinessLoop: @unchecked Sendable {
     typealias Token = UInt64
 
+    /// What a handler leaves behind.
+    enum Outcome {
+        /// Everything it could read is read: wait for the fd to be readable again.
+        case drained
+        /// It stopped early with data already read from the fd still queued in user space
+        /// (which `poll` cannot see): run it again on the queue.
+        case morePending
+    }
+
     /// Handlers only ever run on the scheduler's queue; the lock just hands them over.
     private struct Handler: @unchecked Sendable {
-        let run: () -> Void
+        let run: () -> Outcome
     }
 
     private struct Registration {
@@ -72,7 +84,7 @@ final class ReadinessLoop: @unchecked Sendable {
     }
 
     /// Watches `fd` for readability (and hang-up); `handler` runs on the scheduler's queue.
-    func register(fd: Int32, handler: @escaping () -> Void) -> Token {
+    func register(fd: Int32, handler: @escaping () -> Outcome) -> Token {
         let boxed = Handler(run: handler)
         let token = state.withLock { s -> Token in
             let t = s.nextToken
@@ -145,10 +157,14 @@ final class ReadinessLoop: @unchecked Sendable {
         close(wakeWrite)
     }
 
-    /// On the queue: run the handler, then re-arm unless it unregistered itself.
+    /// On the queue: run the handler, then re-arm unless it unregistered itself — or, when it
+    /// left data pending, run it again after what is queued meanwhile (still disarmed).
     private func fire(_ token: Token) {
         guard let handler = state.withLock({ $0.registrations[token]?.handler }) else { return }
-        handler.run()
+        if handler.run() == .morePending {
+            scheduler.schedule { [self] in fire(token) }
+            return
+        }
         let rearmed = state.withLock { s -> Bool in
             guard s.registrations[token] != nil else { return false }
             s.registrations[token]!.armed = true

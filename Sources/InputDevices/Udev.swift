@@ -46,7 +46,9 @@ final class UdevMonitor {
     let handle: OpaquePointer
     let context: UdevContext   // the monitor refers to its context: keep it alive
 
-    init(context: UdevContext) throws(SystemError) {
+    /// Listens for `input` uevents; `receiveBuffer` bytes of socket buffer hold them while the
+    /// reader is busy (forced past `rmem_max` when the process may, as udevd does).
+    init(context: UdevContext, receiveBuffer: Int) throws(SystemError) {
         guard let handle = udev_monitor_new_from_netlink(context.handle, "udev") else {
             throw SystemError(call: "udev_monitor_new_from_netlink(udev)", errno: Glibc.errno == 0 ? EINVAL : Glibc.errno)
         }
@@ -56,6 +58,19 @@ final class UdevMonitor {
         if rc < 0 { throw SystemError(call: "udev_monitor_filter_add_match_subsystem_devtype", errno: -rc) }
         rc = udev_monitor_enable_receiving(handle)
         if rc < 0 { throw SystemError(call: "udev_monitor_enable_receiving", errno: -rc) }
+        // libudev tries SO_RCVBUFFORCE, then SO_RCVBUF (capped by net.core.rmem_max): the
+        // buffer is an optimisation, and an overflow is caught by `receive` anyway.
+        _ = udev_monitor_set_receive_buffer_size(handle, Int32(clamping: receiveBuffer))
+    }
+
+    /// What `receive` found.
+    enum Received {
+        /// The next uevent.
+        case device(UdevDevice)
+        /// The socket overflowed (`ENOBUFS`): uevents were lost; re-enumerate to catch up.
+        case overflow
+        /// Nothing is waiting.
+        case empty
     }
 
     deinit { udev_monitor_unref(handle) }
@@ -63,9 +78,26 @@ final class UdevMonitor {
     /// The socket to watch for readability (owned by the monitor).
     var fd: Int32 { udev_monitor_get_fd(handle) }
 
-    /// The next queued uevent, or nil when none is waiting.
-    func receive() -> UdevDevice? {
-        udev_monitor_receive_device(handle).map { UdevDevice(owning: $0) }
+    /// The next queued uevent, an overflow, or nothing.
+    ///
+    /// libudev returns NULL both when nothing is waiting and when a message is discarded
+    /// (wrong sender, filtered out), so NULL with `ENOBUFS` is the overflow, and NULL with
+    /// anything other than `EAGAIN` is read past to the next message.
+    func receive() -> Received {
+        while true {
+            Glibc.errno = 0
+            if let device = udev_monitor_receive_device(handle) { return .device(UdevDevice(owning: device)) }
+            switch Glibc.errno {
+            case ENOBUFS: return .overflow
+            case EAGAIN, 0: return .empty
+            case EINTR: continue
+            default:
+                // A message libudev rejected; the socket may still hold more. Stop when it
+                // has nothing (a zero-timeout poll), so a hard error cannot spin.
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&p, 1, 0) != 1 { return .empty }
+            }
+        }
     }
 }
 

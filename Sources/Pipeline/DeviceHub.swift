@@ -2,48 +2,98 @@ import InputModel
 import Reactive
 import Synchronization
 
-/// Wires input sources to the filter pipeline and the state store, one session per device.
+/// The pipeline as an operator over device streams: each `DeviceStream` of the source
+/// becomes a session — a slot in the `StateStore`, a noise-filter stage, and two hot streams
+/// for watchers (raw and filtered frames) — that lives exactly as long as the device's
+/// inner subscription.
 ///
-/// For every `added` device: a slot in the `StateStore`, a noise-filter stage, and two hot
-/// streams for watchers (raw and filtered frames). Everything subscribed for the device
-/// belongs to its session's `CompositeDisposable`; removal (the `removed` change, or the
-/// device's frames completing, e.g. ENODEV) disposes it, completes both streams, and takes
-/// the device out of the store. The live path and the replay path build the same pipeline;
-/// only the sources and the scheduler differ.
+/// ```
+/// source.devices                                  Observable<DeviceStream>
+///   → flatMap { session($0) }                     one inner subscription per device
+///        frames → filterNoise → slot.write        the session's resources
+///                             → filtered subject  → streams(raw:) → watchers
+/// ```
+///
+/// The device's frames completing (removal, ENODEV) completes its inner subscription, and
+/// disposing it (or the whole `run`) closes the session: the slot leaves the store and both
+/// watcher streams complete. The live path and the replay path build the same pipeline;
+/// only the source and the scheduler differ.
+///
+/// One thread: the hub is subscribed, disposed and reconfigured on its scheduler (the input
+/// scheduler), where the source delivers — so it is the single writer of the store's
+/// directory and of every slot (the store checks it), and a reload cannot race a device's
+/// start. Readers (the server) use the store, `streams(raw:)` and the few counters below
+/// from any thread; the registry of sessions and watchers they share is a short critical
+/// section taken when a device comes or goes or a watcher starts, never per frame, and
+/// nothing is called under it.
 public final class DeviceHub: @unchecked Sendable {
-    /// One device's streams and resources.
-    final class Session: @unchecked Sendable {
+    /// One open device's streams and resources. Confined to the scheduler.
+    private final class Session: @unchecked Sendable {
         let info: DeviceInfo
+        let slot: StateStore.Slot
         let raw = PublishSubject<InputFrame>()
         let filtered = PublishSubject<InputFrame>()
+        let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
-        let resources = CompositeDisposable()
+        let frames = SingleAssignmentDisposable()
+        let sequence: Int
+        var closed = false
 
-        init(info: DeviceInfo, settings: DeviceFilterSettings) {
+        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int) {
             self.info = info
+            self.slot = slot
+            initialSettings = settings
             self.settings = BehaviorSubject(value: settings)
+            self.sequence = sequence
         }
+
+        func stream(raw: Bool) -> DeviceStream {
+            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable())
+        }
+    }
+
+    /// A subscriber of `streams(raw:)`.
+    private struct Watcher {
+        let raw: Bool
+        let observer: PublishSubject<Update>
+    }
+
+    /// The open sessions and the watchers, shared with the server's threads.
+    private struct Registry {
+        var sessions: [DeviceID: Session] = [:]
+        var watchers: [UInt64: Watcher] = [:]
+        var nextWatcher: UInt64 = 0
+        var nextSequence = 0
+    }
+
+    /// What `streams(raw:)` delivers.
+    public enum Update: Sendable {
+        /// First, once: the devices open when the watcher started, in the order they were added.
+        case present([DeviceStream])
+        /// Then each device as it is opened, or announced as inaccessible.
+        case added(DeviceStream)
     }
 
     /// The store the hub writes to.
     public let store: StateStore
-    private let scheduler: SchedulerType
-    private let sessions = Mutex<[DeviceID: Session]>([:])
-    private let config: Mutex<FilterConfig>
-    private let changeSubject = PublishSubject<DeviceChange>()
+    /// The scheduler the hub runs on: the source's delivery thread and the filters' timers.
+    public let scheduler: SchedulerType
+
+    // Confined to the scheduler.
+    private var config: FilterConfig
+    private let registry = Mutex(Registry())
+
+    // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
     private let inaccessibleDevices = Mutex<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
     private let spurious = Mutex<[DeviceID: [UInt16]]>([:])
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
 
-    /// A hub writing to `store`, with timers on `scheduler` (the input scheduler).
+    /// A hub writing to `store`, running on `scheduler` (the input scheduler).
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType) {
         self.store = store
-        self.config = Mutex(config)
+        self.config = config
         self.scheduler = scheduler
     }
-
-    /// Device added/removed notices, sent after the store reflects the change.
-    public var deviceChanges: Observable<DeviceChange> { changeSubject.asObservable() }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was
     /// seen); sent once per device and code. The daemon writes it to the journal.
@@ -53,89 +103,10 @@ public final class DeviceHub: @unchecked Sendable {
     /// itself, in the order it happened (`STATS`).
     public var spuriousReleaseCodes: [DeviceID: [UInt16]] { spurious.withLock { $0 } }
 
-    /// The number of devices with a session.
-    public var deviceCount: Int { sessions.withLock { $0.count } }
+    /// The number of open devices (those in the store).
+    public var deviceCount: Int { store.count }
 
-    /// Starts consuming `changes`; `frames(info)` gives each device's frames, completing when
-    /// the device goes away. Disposing the result ends every session.
-    public func start(changes: Observable<DeviceChange>,
-                      frames: @escaping (DeviceInfo) -> Observable<InputFrame>) -> Disposable {
-        let subscription = changes.subscribe(onNext: { [weak self] change in
-            guard let self else { return }
-            switch change {
-            case .added(let info):
-                self.inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
-                self.open(info, frames: frames(info))
-            case .removed(let info):
-                if self.inaccessibleDevices.withLock({ $0.removeValue(forKey: info.id) }) != nil {
-                    self.changeSubject.onNext(change)
-                }
-                self.close(info.id)
-            case .inaccessible(let info, let reason):
-                self.close(info.id)
-                self.inaccessibleDevices.withLock { $0[info.id] = (info, reason) }
-                self.changeSubject.onNext(change)
-            }
-        })
-        return Disposables.create { [weak self] in
-            subscription.dispose()
-            self?.closeAll()
-        }
-    }
-
-    private func open(_ info: DeviceInfo, frames: Observable<InputFrame>) {
-        close(info.id)   // a stale session for the same device (re-plug without remove)
-        let settings = config.withLock { $0.settings(for: info) }
-        let session = Session(info: info, settings: settings)
-        let slot = store.add(info)
-        sessions.withLock { $0[info.id] = session }
-        let raw = session.raw
-        let filteredStream = frames
-            .do(onNext: { raw.onNext($0) })
-            .filterNoise(settings, scheduler: scheduler, settingsUpdates: session.settings.asObservable(),
-                         onUpdate: { frame, counters in
-                             slot.write { w in
-                                 if let frame { w.apply(frame) }
-                                 w.setCounters(counters)
-                             }
-                         },
-                         onSpurious: { [weak self] code in
-                             guard let self else { return }
-                             self.spurious.withLock { $0[info.id, default: []].append(code) }
-                             self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
-                         })
-        let id = info.id
-        let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
-        session.resources.insert(filteredStream.subscribe(
-            onNext: { filtered.onNext($0) },
-            onError: { [weak self] _ in self?.close(id) },
-            onCompleted: { [weak self] in self?.close(id) }))
-        changeSubject.onNext(.added(info))
-    }
-
-    private func close(_ id: DeviceID) {
-        guard let session = sessions.withLock({ $0.removeValue(forKey: id) }) else { return }
-        session.resources.dispose()
-        store.remove(id)
-        spurious.withLock { _ = $0.removeValue(forKey: id) }
-        session.raw.onCompleted()
-        session.filtered.onCompleted()
-        session.settings.onCompleted()
-        changeSubject.onNext(.removed(session.info))
-    }
-
-    private func closeAll() {
-        for id in sessions.withLock({ Array($0.keys) }) { close(id) }
-    }
-
-    /// The device's frames from now on (filtered or raw); completes when it goes away. Nil
-    /// when the device is not present.
-    public func frames(of id: DeviceID, raw: Bool = false) -> Observable<InputFrame>? {
-        guard let session = sessions.withLock({ $0[id] }) else { return nil }
-        return raw ? session.raw.asObservable() : session.filtered.asObservable()
-    }
-
-    /// The devices with a session.
+    /// The open devices, in the order they were added.
     public var devices: [DeviceInfo] { store.devices }
 
     /// Devices that appeared but could not be opened, with the reason.
@@ -143,11 +114,143 @@ public final class DeviceHub: @unchecked Sendable {
         inaccessibleDevices.withLock { Array($0.values) }.sorted { $0.info.id < $1.info.id }
     }
 
-    /// Applies a new configuration to every device without losing state (SIGHUP).
+    /// Runs the pipeline over `devices` until disposed; disposing closes every session.
+    /// Subscribes and disposes on the hub's scheduler. `onError` gets a failure of the
+    /// source (e.g. udev could not be set up); the sessions are closed by then.
+    public func run(_ devices: Observable<DeviceStream>,
+                    onError: @escaping @Sendable (any Error) -> Void = { _ in }) -> Disposable {
+        devices
+            .flatMap { [weak self] stream -> Observable<Never> in
+                self?.session(for: stream) ?? .empty()
+            }
+            .subscribe(on: scheduler)
+            .subscribe(onError: onError)
+    }
+
+    /// The device's inner sequence: subscribing opens its session, and the session closes when
+    /// the device's frames end (the sequence completes) or the subscription is disposed.
+    private func session(for stream: DeviceStream) -> Observable<Never> {
+        Observable<Never>.create { [weak self] observer in
+            guard let self else {
+                observer.onCompleted()
+                return Disposables.create()
+            }
+            let info = stream.info
+            if case .inaccessible(let reason) = stream.access {
+                inaccessibleDevices.withLock { $0[info.id] = (info, reason) }
+                announce(stream)
+                let ended = stream.frames.subscribe(onError: { _ in observer.onCompleted() },
+                                                    onCompleted: { observer.onCompleted() })
+                return Disposables.create { [weak self] in
+                    ended.dispose()
+                    self?.inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
+                }
+            }
+            let session = open(info)
+            let slot = session.slot
+            let raw = session.raw
+            let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
+            session.frames.setDisposable(stream.frames
+                .do(onNext: { raw.onNext($0) })
+                .filterNoise(session.initialSettings, scheduler: scheduler,
+                             settingsUpdates: session.settings.asObservable(),
+                             onUpdate: { frame, counters in
+                                 slot.write { w in
+                                     if let frame { w.apply(frame) }
+                                     w.setCounters(counters)
+                                 }
+                             },
+                             onSpurious: { [weak self] code in
+                                 guard let self else { return }
+                                 self.spurious.withLock { $0[info.id, default: []].append(code) }
+                                 self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
+                             })
+                .subscribe(onNext: { filtered.onNext($0) },
+                           onError: { _ in observer.onCompleted() },
+                           onCompleted: { observer.onCompleted() }))
+            return Disposables.create { [weak self] in self?.close(session) }
+        }
+    }
+
+    /// Starts a session: the store's slot, the watchers' streams.
+    private func open(_ info: DeviceInfo) -> Session {
+        inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
+        // A device with the id of a present one (a re-plug whose removal has not arrived):
+        // the newer one wins, the older session ends.
+        if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
+        let slot = store.add(info)
+        let (session, watchers) = registry.withLock { r -> (Session, [Watcher]) in
+            r.nextSequence += 1
+            let session = Session(info: info, slot: slot, settings: config.settings(for: info), sequence: r.nextSequence)
+            r.sessions[info.id] = session
+            return (session, Array(r.watchers.values))
+        }
+        for watcher in watchers { watcher.observer.onNext(.added(session.stream(raw: watcher.raw))) }
+        return session
+    }
+
+    /// Ends a session once: the filter stage is disposed, the slot leaves the store, the
+    /// watchers' streams complete.
+    private func close(_ session: Session) {
+        if session.closed { return }
+        session.closed = true
+        session.frames.dispose()
+        let current = registry.withLock { r -> Bool in
+            guard r.sessions[session.info.id] === session else { return false }
+            r.sessions[session.info.id] = nil
+            return true
+        }
+        if current { spurious.withLock { _ = $0.removeValue(forKey: session.info.id) } }
+        store.remove(session.slot)
+        session.raw.onCompleted()
+        session.filtered.onCompleted()
+        session.settings.onCompleted()
+    }
+
+    private func announce(_ stream: DeviceStream) {
+        for watcher in registry.withLock({ Array($0.watchers.values) }) { watcher.observer.onNext(.added(stream)) }
+    }
+
+    /// The hub's devices as streams of their frames — filtered, or `raw` as read — for
+    /// watchers: first `.present` with the devices open now, then `.added` for each device as
+    /// it is opened or announced as inaccessible (an inaccessible stream carries no frames).
+    /// Each stream's frames are hot (from the moment of subscribing) and complete when the
+    /// device goes away. The snapshot and the later devices neither overlap nor leave a gap
+    /// (both are decided under the registry's lock), and delivery is serial (a merge), so
+    /// any thread may subscribe; disposal removes the watcher.
+    public func streams(raw: Bool = false) -> Observable<Update> {
+        Observable<Update>.deferred { [weak self] in
+            guard let self else { return .empty() }
+            let later = PublishSubject<Update>()   // subscribed by the merge before it is registered
+            let registration = Observable<Update>.create { [weak self] observer in
+                guard let self else {
+                    observer.onCompleted()
+                    return Disposables.create()
+                }
+                let (id, present) = registry.withLock { r -> (UInt64, [Session]) in
+                    r.nextWatcher += 1
+                    r.watchers[r.nextWatcher] = Watcher(raw: raw, observer: later)
+                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence })
+                }
+                observer.onNext(.present(present.map { $0.stream(raw: raw) }))
+                return Disposables.create { [weak self] in
+                    _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
+                }
+            }
+            return Observable.merge([later.asObservable(), registration])
+        }
+    }
+
+    /// Applies a new configuration to every device without losing state (SIGHUP). Takes
+    /// effect on the scheduler, after the work queued there before it: a device that is
+    /// starting gets either the old settings and then the new ones, or the new ones.
     public func reload(_ newConfig: FilterConfig) {
-        config.withLock { $0 = newConfig }
-        for session in sessions.withLock({ Array($0.values) }) {
-            session.settings.onNext(newConfig.settings(for: session.info))
+        scheduler.schedule { [weak self] in
+            guard let self else { return }
+            config = newConfig
+            for session in registry.withLock({ Array($0.sessions.values) }) {
+                session.settings.onNext(newConfig.settings(for: session.info))
+            }
         }
     }
 }
@@ -158,4 +261,28 @@ public struct SpuriousReleaseNotice: Hashable, Sendable {
     public var device: DeviceInfo
     /// The `EV_KEY` code.
     public var code: UInt16
+}
+
+extension DeviceHub {
+    /// Every open device's frames (filtered, or `raw` as read), tagged with the device, from
+    /// now on: those of the devices open now and of each device opened later. For tools,
+    /// benchmarks and tests; the server builds its watch streams from `streams(raw:)`.
+    public func allFrames(raw: Bool = false) -> Observable<(device: DeviceInfo, frame: InputFrame)> {
+        streams(raw: raw).flatMap { update -> Observable<(device: DeviceInfo, frame: InputFrame)> in
+            let streams: [DeviceStream]
+            switch update {
+            case .present(let present): streams = present
+            case .added(let stream): streams = [stream]
+            }
+            return Observable.merge(streams.map { stream in stream.frames.map { (device: stream.info, frame: $0) } })
+        }
+    }
+}
+
+extension DeviceHub {
+    /// The filter settings a present device runs with now (tests and diagnostics).
+    public func currentSettings(of id: DeviceID) -> DeviceFilterSettings? {
+        guard let session = registry.withLock({ $0.sessions[id] }) else { return nil }
+        return try? session.settings.value()
+    }
 }

@@ -17,7 +17,9 @@ import Synchronization
 ///   the state at one frame boundary.
 ///
 /// Writers: directory changes (`add`, `remove`) come from one thread at a time (the hub's
-/// input scheduler); each slot has one writer.
+/// input scheduler); each slot has one writer. Both rules are checked, not assumed: a second
+/// writer entering while one is inside stops the process with a message naming the rule
+/// (a torn directory or slot would otherwise be published silently).
 public final class StateStore: @unchecked Sendable {
     /// The immutable device set.
     final class Directory {
@@ -32,6 +34,8 @@ public final class StateStore: @unchecked Sendable {
 
     private let directory: Atomic<Unmanaged<Directory>>
     private let readers = Atomic<Int>(0)
+    /// Set while a directory writer is inside `add`/`remove`.
+    private let writing = Atomic<Bool>(false)
     // Touched only by the (single) directory writer.
     private var retired: [Unmanaged<Directory>] = []
 
@@ -68,6 +72,8 @@ public final class StateStore: @unchecked Sendable {
     /// slot its filter stage writes to.
     @discardableResult
     public func add(_ info: DeviceInfo) -> Slot {
+        enterWriter()
+        defer { leaveWriter() }
         let slot = Slot(info: info)
         let current = withDirectory { $0 }
         var slots = current.slots
@@ -80,12 +86,30 @@ public final class StateStore: @unchecked Sendable {
 
     /// Removes a device; its state leaves the store.
     public func remove(_ id: DeviceID) {
+        remove(id, only: nil)
+    }
+
+    /// Removes `slot`'s device if `slot` is still the device's slot (not one that replaced it).
+    public func remove(_ slot: Slot) {
+        remove(slot.info.id, only: slot)
+    }
+
+    private func remove(_ id: DeviceID, only slot: Slot?) {
+        enterWriter()
+        defer { leaveWriter() }
         let current = withDirectory { $0 }
-        guard current.slots[id] != nil else { return }
+        guard let present = current.slots[id], slot == nil || present === slot else { return }
         var slots = current.slots
         slots[id] = nil
         publish(Directory(slots: slots, order: current.order.filter { $0 != id }))
     }
+
+    private func enterWriter() {
+        let (entered, _) = writing.compareExchange(expected: false, desired: true, ordering: .acquiring)
+        precondition(entered, "StateStore: two directory writers at once (add/remove must come from one thread at a time)")
+    }
+
+    private func leaveWriter() { writing.store(false, ordering: .releasing) }
 
     /// The devices, in the order they were added.
     public var devices: [DeviceInfo] {
@@ -162,7 +186,8 @@ extension StateStore {
         /// at once.
         public func write(_ body: (inout Writer) -> Void) {
             let s = sequence.load(ordering: .relaxed)
-            sequence.store(s &+ 1, ordering: .relaxed)
+            let (entered, _) = sequence.compareExchange(expected: s, desired: s &+ 1, ordering: .relaxed)
+            precondition(entered && s & 1 == 0, "StateStore.Slot: two writers at once for \(info.id) (a slot has one writer)")
             atomicMemoryFence(ordering: .releasing)
             var writer = Writer(words: words)
             body(&writer)

@@ -2,9 +2,9 @@ import InputModel
 import Reactive
 import Synchronization
 
-/// Plays recordings as if their devices were plugged in: each device is announced as
-/// added, its frames arrive at their recorded times, then it is announced as removed — so
-/// device scopes are exercised exactly as in live mode.
+/// Plays recordings as if their devices were plugged in: `devices` announces each device's
+/// `DeviceStream`, its frames arrive at their recorded times, then the stream completes (the
+/// device is removed) — so device scopes are exercised exactly as in live mode.
 ///
 /// Time: recording time 0 maps to the scheduler's clock when the replay starts (`origin`).
 /// A frame recorded at `t` is delivered at `origin + t / speed`, and carries the event time
@@ -34,7 +34,7 @@ public final class ReplaySource: @unchecked Sendable {
     }
 
     /// The devices as they will be announced.
-    public let devices: [DeviceInfo]
+    public let infos: [DeviceInfo]
     /// Events dropped because they followed the last `SYN_REPORT` of their recording.
     public let droppedIncompleteEvents: Int
 
@@ -45,9 +45,9 @@ public final class ReplaySource: @unchecked Sendable {
     private let loop: Bool
     private let removeAtEnd: Bool
     private let loopGap: Int64
-    private let changes = PublishSubject<DeviceChange>()
+    private let streams = PublishSubject<DeviceStream>()
     // One subject per device and pass (a looping replay re-adds devices with fresh streams);
-    // replaced only on the scheduler, right before the device's `added` notice.
+    // replaced only on the scheduler, right before the device's stream is announced.
     private var subjects: [PublishSubject<InputFrame>]
     private let started = Atomic<Bool>(false)
     private let finished = BehaviorSubject<Bool>(value: false)
@@ -110,7 +110,7 @@ public final class ReplaySource: @unchecked Sendable {
             let ra = rank(a.element.kind), rb = rank(b.element.kind)
             return ra != rb ? ra < rb : a.offset < b.offset
         }.map(\.element)
-        devices = infos
+        self.infos = infos
         frames = framesPerDevice
         droppedIncompleteEvents = dropped
         subjects = infos.map { _ in PublishSubject<InputFrame>() }
@@ -120,15 +120,18 @@ public final class ReplaySource: @unchecked Sendable {
 
     deinit { LiveResources.decrement() }
 
-    /// Added/removed notices. The first subscription starts the replay (on the scheduler);
-    /// disposing it stops the replay.
-    public var deviceChanges: Observable<DeviceChange> {
+    /// One stream per device (per pass, when looping), in the recordings' order; its frames
+    /// complete when the replay removes the device. `frames` may be subscribed any number of
+    /// times, from the handler that receives the stream (it is hot: frames delivered before a
+    /// subscription are not repeated). The first subscription starts the replay (on the
+    /// scheduler); disposing it stops the replay and completes the devices still present.
+    public var devices: Observable<DeviceStream> {
         Observable.create { [weak self] observer in
             guard let self else {
                 observer.onCompleted()
                 return Disposables.create()
             }
-            let subscription = self.changes.subscribe(observer)
+            let subscription = self.streams.subscribe(observer)
             if !self.started.exchange(true, ordering: .acquiringAndReleasing) {
                 self.scheduler.schedule { [weak self] in self?.begin() }
             }
@@ -137,14 +140,6 @@ public final class ReplaySource: @unchecked Sendable {
                 self?.scheduler.schedule { [weak self] in self?.stop() }
             }
         }
-    }
-
-    /// The frames of one announced device; completes when the replay removes it. Call it from
-    /// the `added` notice's handler (on the scheduler): every pass of a looping replay gives
-    /// the device a fresh stream.
-    public func frames(for device: DeviceInfo) -> Observable<InputFrame> {
-        guard let i = devices.firstIndex(where: { $0.id == device.id }) else { return .empty() }
-        return subjects[i].asObservable()
     }
 
     /// Emits `true` once the replay has played everything (never, when looping).
@@ -161,7 +156,7 @@ public final class ReplaySource: @unchecked Sendable {
     private func stop() {
         timer?.invalidate()
         timer = nil
-        for d in devices.indices where present[d] {
+        for d in infos.indices where present[d] {
             present[d] = false
             subjects[d].onCompleted()
         }
@@ -192,12 +187,13 @@ public final class ReplaySource: @unchecked Sendable {
                 return
             }
             cursor += 1
-            let info = devices[step.device]
+            let info = infos[step.device]
             switch step.kind {
             case .add:
                 present[step.device] = true
-                subjects[step.device] = PublishSubject()
-                changes.onNext(.added(info))
+                let subject = PublishSubject<InputFrame>()
+                subjects[step.device] = subject
+                streams.onNext(DeviceStream(info: info, frames: subject.asObservable()))
             case .frame(let i):
                 var frame = frames[step.device][i]
                 frame.time = eventOrigin + frame.time
@@ -211,7 +207,6 @@ public final class ReplaySource: @unchecked Sendable {
                 guard present[step.device], loop || removeAtEnd else { continue }
                 present[step.device] = false
                 subjects[step.device].onCompleted()
-                changes.onNext(.removed(info))
             }
             if timer == nil { return }   // stopped by a subscriber while delivering
         }

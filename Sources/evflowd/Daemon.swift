@@ -67,7 +67,9 @@ final class Latch: Sendable {
 }
 
 /// Feeds the hub from the input source; ready once the first enumeration is done; on
-/// shutdown disposes every device session (readers stop, fds close, streams complete).
+/// shutdown disposes every device session (readers stop, fds close, streams complete). A
+/// failure of the source fails the service — and so the daemon, with exit code 71 — at start
+/// (before READY) or later: the daemon never runs on without its input.
 struct InputService: Service {
     let source: InputSource
     let hub: DeviceHub
@@ -81,15 +83,27 @@ struct InputService: Service {
         let notices = hub.spuriousNotices.subscribe(onNext: { notice in
             logger.notice("spurious-release debounce turned on for \(EventNames.codeText(type: EventType.key, code: notice.code)) of \(notice.device.id) (\(notice.device.name)): a release was followed by a re-press that stayed down; releases of this code are now held for the spurious window")
         })
-        let subscription = hub.start(changes: source.changes, frames: source.frames)
-        // The source enumerates inside its subscription, on the input scheduler: a job
-        // scheduled after it runs once the present devices are known.
+        let failure = Mutex<(any Error)?>(nil)
+        let stop = Latch()   // opened by a failure of the source, or at shutdown
+        let subscription = hub.run(source.devices, onError: { error in
+            failure.withLock { $0 = error }
+            stop.open()
+        })
+        // The hub subscribes the source on the input scheduler, which enumerates there: a job
+        // scheduled after it runs once the present devices are known (or the source failed).
         let enumerated = Latch()
         scheduler.schedule { enumerated.open() }
         await enumerated.wait()
+        if let error = failure.withLock({ $0 }) {
+            notices.dispose()
+            throw StartupError.input("input source failed: \(error)")
+        }
         logger.info("input ready: \(hub.deviceCount) devices")
         ready.open()
-        try? await gracefulShutdown()
+        // Until shutdown, or until the source fails.
+        _ = try? await cancelWhenGracefulShutdown {
+            await withTaskCancellationHandler { await stop.wait() } onCancel: { stop.open() }
+        }
         let finished = Latch()
         scheduler.schedule {
             subscription.dispose()
@@ -97,6 +111,9 @@ struct InputService: Service {
             finished.open()
         }
         await finished.wait()
+        if let error = failure.withLock({ $0 }) {
+            throw StartupError.input("input source failed: \(error)")
+        }
         logger.info("input stopped: all device sessions disposed",
                     metadata: ["live_resources": "\(LiveResources.count)", "before_start": "\(baseline)"])
         withExtendedLifetime(source.retain) {}

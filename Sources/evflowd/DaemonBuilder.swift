@@ -38,14 +38,15 @@ struct StartupError: Error {
     static func config(_ m: String) -> StartupError { StartupError(message: m, exitCode: 78) }      // EX_CONFIG
     static func io(_ m: String) -> StartupError { StartupError(message: m, exitCode: 74) }          // EX_IOERR
     static func unavailable(_ m: String) -> StartupError { StartupError(message: m, exitCode: 69) } // EX_UNAVAILABLE
+    /// The input source failed (udev could not be set up, or its monitor broke).
+    static func input(_ m: String) -> StartupError { StartupError(message: m, exitCode: 71) }       // EX_OSERR
 }
 
-/// Where device changes and frames come from: udev + evdev, or recordings.
+/// Where the devices come from: udev + evdev, or recordings.
 struct InputSource: Sendable {
     let description: String
-    let changes: Observable<DeviceChange>
-    let frames: @Sendable (DeviceInfo) -> Observable<InputFrame>
-    /// Present devices, for `STATUS=`.
+    let devices: Observable<DeviceStream>
+    /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
 }
 
@@ -124,11 +125,10 @@ struct DaemonBuilder {
             }
             let what = options.demo ? "built-in demo recordings" : options.replay.joined(separator: ", ")
             return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
-                               changes: replay.deviceChanges, frames: { replay.frames(for: $0) }, retain: replay)
+                               devices: replay.devices, retain: replay)
         }
         let monitor = InputDeviceMonitor(scheduler: scheduler)
-        return InputSource(description: "live input devices (udev + evdev)", changes: monitor.deviceChanges,
-                           frames: { monitor.frames(for: $0) }, retain: monitor)
+        return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor)
     }
 
     static func uid(_ text: String) throws -> UInt32 {

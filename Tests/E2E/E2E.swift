@@ -47,16 +47,22 @@ struct E2E {
         let monitor = InputDeviceMonitor(scheduler: scheduler)
         let recorder = Recorder()
         let frameSubscriptions = CounterBox()
-        var subscription: Disposable? = monitor.deviceChanges.subscribe(onNext: { change in
-            recorder.record(change)
-            // Subscribe to the suite's own devices from inside the handler: nothing is missed.
-            if case .added(let info) = change, info.name.hasPrefix(prefix) {
+        // Every device's stream is followed to its end (recorded as `removed`); the suite's own
+        // devices also get a frame log. Frames are subscribed in the handler: nothing is missed.
+        var subscription: Disposable? = monitor.devices.subscribe(onNext: { stream in
+            let info = stream.info
+            recorder.record(stream.announcement)
+            var log: Int?
+            if case .open = stream.access, info.name.hasPrefix(prefix) {
                 frameSubscriptions.value += 1
-                let log = recorder.startLog(info)
-                _ = monitor.frames(for: info).subscribe(
-                    onNext: { recorder.frame($0, log: log) },
-                    onCompleted: { recorder.completed(log: log) })
+                log = recorder.startLog(info)
             }
+            _ = stream.frames.subscribe(
+                onNext: { frame in if let log { recorder.frame(frame, log: log) } },
+                onCompleted: {
+                    if let log { recorder.completed(log: log) }
+                    recorder.record(.removed(info))
+                })
         }, onError: { error in
             say("monitor error: \(error)")
         })
@@ -98,7 +104,7 @@ struct E2E {
         }
         let fds = openFileDescriptorCount() ?? -1
         report.check(monitor.scopeCount == 0 && fds == fdsBeforeMonitor && LiveResources.count == liveBeforeMonitor,
-                     "shutdown: disposing deviceChanges releases everything",
+                     "shutdown: disposing the devices subscription releases everything",
                      "scopes \(monitor.scopeCount), fds \(fdsBeforeMonitor)→\(fds), live resources \(liveBeforeMonitor)→\(LiveResources.count)")
         let s = monitor.statistics
         say("statistics: synDropped \(s.synDropped), removedOnENODEV \(s.removedOnENODEV), removedOnUdevRemove \(s.removedOnUdevRemove), removedOnReadError \(s.removedOnReadError), openRetries \(s.openRetries), inaccessible \(s.inaccessible)")
@@ -235,7 +241,7 @@ struct E2E {
                      "cycles: \(count) add/remove cycles each announced once and removed once",
                      "helper exit \(status), added \(added), inaccessible \(inaccessible) (gone before udev finished), removed \(removed)")
         report.check(frameSubscriptions.value - subs0 == added && completed == added,
-                     "cycles: every frames(for:) subscription completed on removal", "\(completed)/\(added)")
+                     "cycles: every device stream's frames completed on removal", "\(completed)/\(added)")
         let fds = openFileDescriptorCount() ?? -1
         report.check(settled, "leaks: after \(count) cycles fds, scopes and live resources are back to baseline",
                      "fds \(fds0)→\(fds), scopes \(scopes0)→\(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")

@@ -157,7 +157,7 @@ final class Recorder: @unchecked Sendable {
 
     private struct State {
         var changes: [(change: DeviceChange, at: Int64)] = []
-        /// One log per `frames(for:)` subscription, in order; the same node and name come
+        /// One log per device stream of the suite, in order; the same node and name come
         /// back in every hot-plug cycle.
         var logs: [(key: String, log: DeviceLog)] = []
         var kindCounts: [String: Int] = [:]   // "kind|name" → count
@@ -175,7 +175,7 @@ final class Recorder: @unchecked Sendable {
         }
     }
 
-    /// Starts the log of a new `frames(for:)` subscription; returns its index.
+    /// Starts the log of a new device stream; returns its index.
     func startLog(_ info: DeviceInfo) -> Int {
         state.withLock {
             $0.logs.append((Self.key(info), DeviceLog()))

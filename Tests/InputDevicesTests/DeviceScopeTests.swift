@@ -45,45 +45,4 @@ struct DeviceScopeTests {
         #expect(counter.value.load(ordering: .relaxed) == 0)
         #expect(LiveResources.count == baseline)
     }
-
-    @Test("a subscriber that leaves early is removed from the scope (no pile-up on long-lived devices)")
-    func scopedSubscriptionLeavesScope() {
-        let baseline = LiveResources.count
-        let counter = ScopeCounter()
-        do {
-            let scope = DeviceScope(counter: counter)
-            let frames = PublishSubject<Int>()
-            for _ in 0..<100 {
-                let s = ScopedSubscription()
-                let key = scope.insert(frames.subscribe(onNext: { _ in }))!
-                s.attach(scope: scope, key: key)
-                s.dispose()
-            }
-            #expect(scope.memberCount == 0)
-            #expect(!frames.hasObservers)
-            // Disposed before being attached: the member is removed as soon as it is attached.
-            let early = ScopedSubscription()
-            early.dispose()
-            early.attach(scope: scope, key: scope.insert(frames.subscribe(onNext: { _ in }))!)
-            #expect(scope.memberCount == 0)
-            scope.dispose()
-        }
-        #expect(counter.value.load(ordering: .relaxed) == 0)
-        #expect(LiveResources.count == baseline)
-    }
-
-    @Test("a subscriber's disposable kept after removal does not keep the device scope alive")
-    func keptDisposableDoesNotPinScope() {
-        let baseline = LiveResources.count
-        let counter = ScopeCounter()
-        let kept = ScopedSubscription()
-        do {
-            let scope = DeviceScope(counter: counter)
-            kept.attach(scope: scope, key: scope.insert(Disposables.create())!)
-            scope.dispose()
-        }
-        #expect(counter.value.load(ordering: .relaxed) == 0)
-        kept.dispose()   // still safe afterwards
-        #expect(LiveResources.count == baseline)
-    }
 }

@@ -36,6 +36,7 @@ struct ReadinessLoopTests {
             if DispatchQueue.getSpecific(key: key) != 7 { seen.onQueue = false }
             var b: UInt8 = 0
             if Glibc.read(p[0], &b, 1) == 1 { seen.bytes += 1 }   // one byte per wake-up
+            return .drained
         }
         var three: [UInt8] = [1, 2, 3]
         #expect(write(p[1], &three, 3) == 3)
@@ -51,5 +52,41 @@ struct ReadinessLoopTests {
         close(p[0])
         close(p[1])
         #expect(eventually { openFileDescriptorCount() == fdsBefore })
+    }
+
+    @Test("a handler that leaves data queued in user space runs again without the fd becoming readable (libevdev's queue: no stall)")
+    func morePendingRunsAgain() throws {
+        let scheduler = SerialDispatchQueueScheduler(label: "test.readiness.pending")
+        var p: [Int32] = [0, 0]
+        #expect(pipe(&p) == 0)
+        _ = fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK)
+        // Like libevdev: the first wake-up reads everything the fd has into a user-space
+        // queue, and each call hands out at most one item (the per-wake-up budget).
+        final class Reader: @unchecked Sendable {   // touched on the queue
+            var queued: [UInt8] = []
+            var delivered: [UInt8] = []
+        }
+        let reader = Reader()
+        let loop = try ReadinessLoop(scheduler: scheduler)
+        let token = loop.register(fd: p[0]) {
+            if reader.queued.isEmpty {
+                var buffer = [UInt8](repeating: 0, count: 64)
+                let n = Glibc.read(p[0], &buffer, buffer.count)
+                if n > 0 { reader.queued += buffer[0..<n] }
+            }
+            guard !reader.queued.isEmpty else { return .drained }
+            reader.delivered.append(reader.queued.removeFirst())
+            return reader.queued.isEmpty ? .drained : .morePending
+        }
+        var five: [UInt8] = [1, 2, 3, 4, 5]
+        #expect(write(p[1], &five, 5) == 5)
+        // Nothing more is written: the fd is empty after the first read, so only `.morePending`
+        // brings the other four out.
+        #expect(eventually { scheduler.queue.sync { reader.delivered.count } == 5 })
+        #expect(scheduler.queue.sync { reader.delivered } == [1, 2, 3, 4, 5])
+        scheduler.queue.sync { loop.unregister(token) }
+        loop.stop()
+        close(p[0])
+        close(p[1])
     }
 }

@@ -82,12 +82,11 @@ import Testing
         var lines: [String] = []
         var finalStates: [(DeviceID, DeviceState?)] = []
         let watchers = CompositeDisposable()
-        let changes = hub.deviceChanges.subscribe(onNext: { change in
-            guard case .added(let info) = change, let frames = hub.frames(of: info.id) else { return }
-            watchers.insert(frames.subscribe(onNext: { lines.append(line($0, device: info.id)) }))
-        })
-        let running = hub.start(changes: replay.deviceChanges, frames: { info in
-            replay.frames(for: info).do(onCompleted: { finalStates.append((info.id, store.state(of: info.id))) })
+        let changes = hub.allFrames().subscribe(onNext: { lines.append(line($0.frame, device: $0.device.id)) })
+        let running = hub.run(replay.devices.map { stream in
+            let id = stream.info.id
+            return DeviceStream(info: stream.info, access: stream.access,
+                                frames: stream.frames.do(onCompleted: { finalStates.append((id, store.state(of: id))) }))
         })
         scheduler.run()
         #expect(hub.deviceCount == 0, "every device was removed at the end of the replay")
@@ -95,6 +94,7 @@ import Testing
         running.dispose()
         changes.dispose()
         watchers.dispose()
+        scheduler.run()   // the hub is disposed on its scheduler
 
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]

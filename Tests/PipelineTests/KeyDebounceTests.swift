@@ -256,17 +256,19 @@ let debounceTable: [DebounceRow] = [
             let frames = scheduler.createHotObservable(
                 keyFrames("1@0 0@250 1@254 0@278 1@1000 0@1250 1@1254 0@1278", code: C.BTN_LEFT)
                     .map { Recorded.next(Int($0.time / ms) + 1, $0) })
-            let changes = scheduler.createHotObservable([Recorded.next(1, DeviceChange.added(Self.mouse)),
-                                                         .next(2000, .removed(Self.mouse))])
+            // The mouse is plugged in at 1 and removed at 2000 (its frames complete).
+            let devices = scheduler.createHotObservable([Recorded.next(1, DeviceStream(
+                info: Self.mouse, frames: frames.asObservable().takeUntil(scheduler.createHotObservable([Recorded.next(2000, ())]))))])
             let noticeSub = hub.spuriousNotices.subscribe(onNext: {
                 notices.append("\($0.device.name) \(EventNames.codeText(type: EventType.key, code: $0.code))")
             })
-            let running = hub.start(changes: changes.asObservable(), frames: { _ in frames.asObservable() })
+            let running = hub.run(devices.asObservable())
             scheduler.scheduleAt(1500) { codesWhilePresent = hub.spuriousReleaseCodes }
             scheduler.start()
             #expect(hub.spuriousReleaseCodes.isEmpty, "forgotten when the device goes away")
             running.dispose()
             noticeSub.dispose()
+            scheduler.start()   // the hub is disposed on its scheduler
         }
         #expect(notices == ["Worn mouse BTN_LEFT"])
         #expect(codesWhilePresent == [Self.mouse.id: [C.BTN_LEFT]])
@@ -286,7 +288,7 @@ let debounceTable: [DebounceRow] = [
         let scheduler = VirtualTimeScheduler()
         let replay = ReplaySource(recordings: [recording], scheduler: scheduler, removeAtEnd: removeAtEnd)
         let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
-        let running = hub.start(changes: replay.deviceChanges, frames: { replay.frames(for: $0) })
+        let running = hub.run(replay.devices)
         scheduler.run()
         let present = hub.deviceCount, state = hub.store.state(of: info.id)
         running.dispose()

@@ -234,13 +234,10 @@ struct EvflowctlTests {
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
         var presses = 0
         let watchers = CompositeDisposable()
-        let changes = hub.deviceChanges.subscribe(onNext: { change in
-            guard case .added(let info) = change, let frames = hub.frames(of: info.id) else { return }
-            watchers.insert(frames.subscribe(onNext: { f in
-                presses += f.events.filter { $0.type == EventType.key && $0.value == 1 }.count
-            }))
+        let changes = hub.allFrames().subscribe(onNext: { f in
+            presses += f.frame.events.filter { $0.type == EventType.key && $0.value == 1 }.count
         })
-        let running = hub.start(changes: replay.deviceChanges, frames: { replay.frames(for: $0) })
+        let running = hub.run(replay.devices)
         scheduler.run()
         running.dispose()
         changes.dispose()

@@ -38,24 +38,31 @@ func temporarySocketPath() -> String {
 /// on the test's thread, with a virtual clock for the filters).
 final class ManualDevices: @unchecked Sendable {
     let scheduler = VirtualTimeScheduler()
-    let changes = PublishSubject<DeviceChange>()
+    let devices = PublishSubject<DeviceStream>()
     private(set) var streams: [DeviceID: PublishSubject<InputFrame>] = [:]
     let hub: DeviceHub
     private var subscription: Disposable?
 
     init() {
         hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
-        subscription = hub.start(changes: changes.asObservable(), frames: { [weak self] in self?.streams[$0.id]?.asObservable() ?? .empty() })
+        subscription = hub.run(devices.asObservable())
+        scheduler.advance(by: .zero)   // the hub subscribes on its scheduler
     }
 
     func add(_ info: DeviceInfo) {
-        streams[info.id] = PublishSubject()
-        changes.onNext(.added(info))
+        let frames = PublishSubject<InputFrame>()
+        streams[info.id] = frames
+        devices.onNext(DeviceStream(info: info, frames: frames.asObservable()))
+    }
+
+    func inaccessible(_ info: DeviceInfo, reason: String) {
+        let ended = PublishSubject<InputFrame>()
+        streams[info.id] = ended
+        devices.onNext(DeviceStream(info: info, access: .inaccessible(reason: reason), frames: ended.asObservable()))
     }
 
     func remove(_ info: DeviceInfo) {
         streams[info.id]?.onCompleted()
-        changes.onNext(.removed(info))
         streams[info.id] = nil
     }
 
@@ -66,6 +73,7 @@ final class ManualDevices: @unchecked Sendable {
     func stop() {
         subscription?.dispose()
         subscription = nil
+        scheduler.advance(by: .zero)   // the hub is disposed on its scheduler
     }
 }
 
@@ -80,7 +88,7 @@ final class ReplayDevices: @unchecked Sendable {
         replay = ReplaySource(recordings: recordings, scheduler: scheduler)
         hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
         let replay = self.replay
-        subscription = hub.start(changes: replay.deviceChanges, frames: { replay.frames(for: $0) })
+        subscription = hub.run(replay.devices)
         scheduler.advance(by: .zero)   // devices are added at time 0
     }
 

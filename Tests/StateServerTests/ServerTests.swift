@@ -97,7 +97,8 @@ struct ServerTests {
                 let keyboard = try #require(devices.hub.devices.first)
                 // An independent subscriber counts what the hub delivers.
                 let expected = Mutex<[Int64]>([])
-                let probe = devices.hub.frames(of: keyboard.id)!.subscribe(onNext: { f in expected.withLock { $0.append(f.time) } })
+                let probe = devices.hub.allFrames().filter { $0.device.id == keyboard.id }
+                    .subscribe(onNext: { f in expected.withLock { $0.append(f.frame.time) } })
                 let c = try TestClient(path: path)
                 _ = try c.read()
                 let w = try c.request(#"{"class":"WATCH","devices":["\#(keyboard.id.rawValue)"],"id":"kb"}"#)

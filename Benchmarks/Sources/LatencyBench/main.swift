@@ -174,15 +174,16 @@ func measureFloor(rate: Int) async throws -> String {
 }
 
 func measure(rate: Int) async throws -> String {
-    let changes = PublishSubject<DeviceChange>()
+    let devices = PublishSubject<DeviceStream>()
     let frames = PublishSubject<InputFrame>()
     let scheduler = SerialDispatchQueueScheduler(label: "evflow.input")
     let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
-    let hubSubscription = hub.start(changes: changes.asObservable(), frames: { _ in frames.asObservable() })
+    let hubSubscription = hub.run(devices.asObservable())
     var mouse = DeviceInfo(name: "Bench Mouse", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1))
     mouse.classes = [.mouse]
     mouse.capabilities = [EventType.rel: [0, 1]]
-    changes.onNext(.added(mouse))
+    scheduler.queue.sync {}   // the hub subscribes on its scheduler
+    scheduler.queue.sync { devices.onNext(DeviceStream(info: mouse, frames: frames.asObservable())) }
 
     let path = "/tmp/evflow-l1-\(getpid()).sock"
     var logger = Logger(label: "L1")

@@ -93,16 +93,18 @@ func runPipeline(_ recordings: [Recording]) -> Checksum {
     let store = StateStore()
     let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
     var sum = Checksum()
-    let running = hub.start(changes: replay.deviceChanges, frames: { info in
-        replay.frames(for: info).do(onCompleted: {
-            guard let c = store.state(of: info.id)?.counters else { return }
+    let running = hub.run(replay.devices.map { stream in
+        let id = stream.info.id
+        return DeviceStream(info: stream.info, access: stream.access, frames: stream.frames.do(onCompleted: {
+            guard let c = store.state(of: id)?.counters else { return }
             sum.framesOut &+= c.framesOut
             sum.eventsOut &+= c.eventsOut
             for k in FilterKind.allCases { sum.dropped &+= c[k].dropped }
-        })
+        }))
     })
     scheduler.run()
     running.dispose()
+    scheduler.run()   // the hub is disposed on its scheduler
     return sum
 }
 

@@ -218,7 +218,8 @@ final class ClientConnection: @unchecked Sendable {
     private func startWatch(_ request: WatchRequest, tag: RequestTag?) {
         endWatch()
         let generation = outbox.withLock { $0.generation }
-        let matched = core.hub.devices.filter(request.selects).map(\.id)
+        let listed = core.hub.devices.filter(request.selects)
+        let matched = listed.map(\.id)
         meta.withLock {
             $0.tag = tag
             $0.stream = request.stream
@@ -228,7 +229,7 @@ final class ClientConnection: @unchecked Sendable {
         respond(flush: false) { $0.appendWatch(request, matched: matched, tag: tag) }
         defer { flush() }
         let encoder = WatchEncoder(client: self, names: core.names, stream: request.stream, generation: generation)
-        let stream = WatchStream.make(hub: core.hub, watch: request, onRateDrop: { [weak self] in
+        let stream = WatchStream.make(hub: core.hub, watch: request, listed: listed, onRateDrop: { [weak self] in
             self?.rateDropped.add(1, ordering: .relaxed)
         })
         watch = stream.subscribe(

@@ -11,63 +11,70 @@ enum WatchItem: Sendable {
     case notice(DeviceChange)
 }
 
-/// Builds a client's `WATCH` stream from the hub's observables with the core's operators.
+/// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
 ///
 /// ```
-/// merge(hub.deviceChanges, deferred(devices present now))      // changes subscribed first
-///   → compactMap(DeviceTracker.admit)                          // selection, de-duplication
-///   → flatMap { start: hub.frames(of:raw:).compactMap(select)  // completes on removal
-///               notice: just(DEVICE ...) }
-///   → filter(RateLimiter.admit)                                // per-client max_rate
+/// hub.streams(raw:)                     // .present(devices open now), then .added(each new one)
+///   → flatMap { present: the listed devices gone meanwhile → DEVICE removed
+///                        each device → device(announce: not listed in the response)
+///               added:   device(announce: true) }
+///   device(s) = frames.compactMap(select) → FRAME ...     // completes on removal
+///               then DEVICE removed; DEVICE added first when announced
+///   → filter(RateLimiter.admit)                           // per-client max_rate
 /// ```
+/// A device's lifetime in the stream is its inner subscription: no table of devices is kept.
 /// Every subscription the stream makes belongs to the one disposable `subscribe` returns, so
 /// disposing it (unwatch, disconnect, slow-consumer drop) releases everything, and a device's
-/// removal completes its `frames` inner, which releases that part at once.
+/// removal completes its inner, which releases that part at once.
 enum WatchStream {
-    /// What the tracker decided for one device change.
-    enum Step {
-        /// Start streaming a device; `announce` sends an `added` notice first (devices that
-        /// were already present are listed in the `WATCH` response instead).
-        case start(DeviceInfo, announce: Bool)
-        /// Forward a notice.
-        case notice(DeviceChange)
-    }
-
     /// The stream for `watch`, with `onRateDrop` called for every message `max_rate` drops.
-    static func make(hub: DeviceHub, watch: WatchRequest,
+    /// `listed`: the devices the `WATCH` response named (open when it was written); they are
+    /// not announced again, and those gone by the time the stream starts get their
+    /// `removed` notice first.
+    static func make(hub: DeviceHub, watch: WatchRequest, listed: [DeviceInfo],
                      onRateDrop: @escaping @Sendable () -> Void) -> Observable<WatchItem> {
         let raw = watch.stream == .raw
         let selection = watch.events
-        return Observable<WatchItem>.deferred {
-            let tracker = DeviceTracker(watch: watch)
-            let present = Observable<DeviceChange>.deferred { Observable.from(hub.devices.map { .added($0) }) }
-            let changes = Observable.merge(
-                hub.deviceChanges.map { (change: $0, present: false) },
-                present.map { (change: $0, present: true) })
-            var items = changes
-                .compactMap { tracker.admit($0.change, present: $0.present) }
-                .flatMap { step -> Observable<WatchItem> in
-                    switch step {
-                    case .notice(let change):
-                        return .just(.notice(change))
-                    case .start(let info, let announce):
-                        let id = info.id
-                        let frames = (hub.frames(of: id, raw: raw) ?? .empty())
-                            .compactMap { Self.select(selection, in: $0) }
-                            .map { WatchItem.frame(id, $0) }
-                        return announce ? frames.startWith(.notice(.added(info))) : frames
-                    }
-                }
-            if let rate = watch.maxRate {
-                let limiter = RateLimiterBox(rate: rate)
-                items = items.filter { item in
-                    guard case .frame(_, let frame) = item else { return true }   // notices: never limited
-                    if limiter.admit(frame) { return true }
-                    onRateDrop()
-                    return false
-                }
+        let listedIDs = Set(listed.map(\.id))
+        func device(_ stream: DeviceStream, announce: Bool) -> Observable<WatchItem> {
+            guard case .open = stream.access else { return .just(.notice(stream.announcement)) }
+            let info = stream.info
+            let frames = then(stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) },
+                              .notice(.removed(info)))
+            return announce ? frames.startWith(.notice(.added(info))) : frames
+        }
+        var items = hub.streams(raw: raw).flatMap { update -> Observable<WatchItem> in
+            switch update {
+            case .present(let streams):
+                let selected = streams.filter { watch.selects($0.info) }
+                let present = Set(selected.map(\.info.id))
+                let gone = listed.filter { !present.contains($0.id) }.map { Observable.just(WatchItem.notice(.removed($0))) }
+                return Observable.merge(gone + selected.map { device($0, announce: !listedIDs.contains($0.info.id)) })
+            case .added(let stream):
+                return watch.selects(stream.info) ? device(stream, announce: true) : .empty()
             }
-            return items
+        }
+        if let rate = watch.maxRate {
+            let limiter = RateLimiterBox(rate: rate)
+            items = items.filter { item in
+                guard case .frame(_, let frame) = item else { return true }   // notices: never limited
+                if limiter.admit(frame) { return true }
+                onRateDrop()
+                return false
+            }
+        }
+        return items
+    }
+
+    /// `source`'s elements, then `last` when it completes.
+    static func then(_ source: Observable<WatchItem>, _ last: WatchItem) -> Observable<WatchItem> {
+        Observable.create { observer in
+            source.subscribe(onNext: { observer.onNext($0) },
+                             onError: { observer.onError($0) },
+                             onCompleted: {
+                                 observer.onNext(last)
+                                 observer.onCompleted()
+                             })
         }
     }
 
@@ -79,30 +86,6 @@ enum WatchStream {
         var out = frame
         out.events.removeAll { !selection.matches(type: $0.type, code: $0.code) || $0.isSynReport }
         return out.events.isEmpty ? nil : out
-    }
-}
-
-/// Which devices a watch streams right now: de-duplicates a device seen both in the snapshot
-/// and as a live `added`, and forwards `removed` only for devices it streamed. Touched only
-/// from inside the merge (serial), so it needs no lock.
-final class DeviceTracker: @unchecked Sendable {
-    private let watch: WatchRequest
-    private var active: Set<DeviceID> = []
-
-    init(watch: WatchRequest) { self.watch = watch }
-
-    func admit(_ change: DeviceChange, present: Bool) -> WatchStream.Step? {
-        guard watch.selects(change.device) else { return nil }
-        switch change {
-        case .added(let info):
-            guard active.insert(info.id).inserted else { return nil }
-            return .start(info, announce: !present)
-        case .removed(let info):
-            guard active.remove(info.id) != nil else { return nil }
-            return .notice(change)
-        case .inaccessible:
-            return .notice(change)
-        }
     }
 }
 

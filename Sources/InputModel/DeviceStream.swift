@@ -1,0 +1,46 @@
+import Reactive
+
+/// One device's lifetime as a value: its description, whether it could be opened, and its
+/// frames — the shape of RxSwift's `GroupedObservable`, with the device as the key.
+///
+/// Every input source (`InputDeviceMonitor.devices`, `ReplaySource.devices`) is an
+/// `Observable<DeviceStream>`, and so is what the hub passes on to watchers. A consumer
+/// `flatMap`s over it: the inner subscription to `frames` is the device's scope — it ends when
+/// the device goes away (the frames complete) or when the consumer disposes it, and
+/// everything made for the device belongs to it. No look-up by devnode or id is needed to
+/// follow a device from its source to a client.
+public struct DeviceStream: Sendable {
+    /// Whether the device is being read.
+    public enum Access: Hashable, Sendable {
+        /// Open: `frames` carries its frames.
+        case open
+        /// It appeared but could not be opened (e.g. permissions that never arrived); `frames`
+        /// carries nothing and completes when the device goes away or becomes readable — in
+        /// the latter case an `open` stream for it follows at once.
+        case inaccessible(reason: String)
+    }
+
+    /// The device, as identified when the stream began.
+    public let info: DeviceInfo
+    /// Whether the device is being read.
+    public let access: Access
+    /// The device's frames; completes when the device goes away. Each source says how often
+    /// and when it may be subscribed (a live device: once, from the handler that receives
+    /// the stream).
+    public let frames: Observable<InputFrame>
+
+    /// A stream of `info` with `frames`.
+    public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>) {
+        self.info = info
+        self.access = access
+        self.frames = frames
+    }
+
+    /// The notice a watcher is sent when this stream begins.
+    public var announcement: DeviceChange {
+        switch access {
+        case .open: return .added(info)
+        case .inaccessible(let reason): return .inaccessible(info, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import Dispatch
+import Foundation
+import InputModel
+@testable import Pipeline
+import Reactive
+import ReactiveTesting
+import Synchronization
+import Testing
+
+/// The hub as an operator over device streams: a session lives exactly as long as its device's
+/// inner subscription; watchers get the present devices and then each new one, never twice.
+@Suite("DeviceHub: one lifetime per device") struct DeviceHubTests {
+    static let keyboard = device(name: "Hub keyboard", vendor: 1, product: 1, classes: [.keyboard],
+                                 capabilities: [EventType.key: [C.KEY_A, C.KEY_B]])
+    static let mouse = device(name: "Hub mouse", vendor: 2, product: 2, classes: [.mouse],
+                              capabilities: [EventType.key: [C.BTN_LEFT], EventType.rel: [C.REL_X]])
+
+    /// A hub over a subject of streams, on a virtual clock driven by the test.
+    final class Rig {
+        let scheduler = VirtualTimeScheduler()
+        let devices = PublishSubject<DeviceStream>()
+        let hub: DeviceHub
+        var running: Disposable?
+
+        init(config: FilterConfig = FilterConfig()) {
+            hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+            running = hub.run(devices.asObservable())
+            scheduler.advance(by: .zero)
+        }
+
+        @discardableResult
+        func plug(_ info: DeviceInfo) -> PublishSubject<InputFrame> {
+            let frames = PublishSubject<InputFrame>()
+            devices.onNext(DeviceStream(info: info, frames: frames.asObservable()))
+            return frames
+        }
+
+        func stop() {
+            running?.dispose()
+            running = nil
+            scheduler.run()
+        }
+    }
+
+    @Test("a session lives as long as the device's frames: their completion takes it out of the store and completes the watchers' streams")
+    func sessionIsTheInnerSubscription() {
+        let baseline = LiveResources.count
+        do {
+            let rig = Rig()
+            let frames = rig.plug(Self.keyboard)
+            #expect(rig.hub.devices.map(\.id) == [Self.keyboard.id])
+            var seen: [String] = []
+            let watch = rig.hub.streams().subscribe(onNext: { update in
+                guard case .present(let present) = update else { return }
+                for stream in present {
+                    _ = stream.frames.subscribe(onNext: { seen.append("frame \($0.events.count)") },
+                                                onCompleted: { seen.append("completed") })
+                }
+            })
+            frames.onNext(InputFrame(time: 1, events: [ev(EventType.key, C.KEY_A, 1, at: 1), ev(EventType.syn, 0, 0, at: 1)]))
+            frames.onCompleted()
+            #expect(rig.hub.devices.isEmpty)
+            #expect(rig.hub.store.state(of: Self.keyboard.id) == nil)
+            #expect(seen == ["frame 2", "completed"])
+            watch.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("streams(): the devices present when it starts, then each new one — none twice, none missed")
+    func snapshotThenAdded() {
+        let baseline = LiveResources.count
+        do {
+            let rig = Rig()
+            rig.plug(Self.keyboard)
+            var updates: [String] = []
+            let watch = rig.hub.streams().subscribe(onNext: { update in
+                switch update {
+                case .present(let s): updates.append("present \(s.map(\.info.name))")
+                case .added(let s): updates.append("added \(s.info.name)")
+                }
+            })
+            let mouseFrames = rig.plug(Self.mouse)
+            mouseFrames.onCompleted()
+            rig.plug(Self.mouse)
+            #expect(updates == ["present [\"Hub keyboard\"]", "added Hub mouse", "added Hub mouse"])
+            watch.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("a device whose id is already present (re-plug before the removal): the older session ends, the store holds the newer")
+    func stalePresenceIsReplaced() {
+        let baseline = LiveResources.count
+        do {
+            let rig = Rig()
+            var completions = 0
+            let watch = rig.hub.allFrames().subscribe(onNext: { _ in })
+            let first = rig.plug(Self.keyboard)
+            let probe = rig.hub.streams().subscribe(onNext: { update in
+                if case .present(let s) = update {
+                    _ = s.first?.frames.subscribe(onCompleted: { completions += 1 })
+                }
+            })
+            let second = rig.plug(Self.keyboard)
+            #expect(completions == 1, "the first session's streams completed")
+            #expect(rig.hub.deviceCount == 1)
+            first.onCompleted()   // the late removal of the first one changes nothing
+            #expect(rig.hub.deviceCount == 1)
+            second.onNext(InputFrame(time: 5, events: [ev(EventType.key, C.KEY_A, 1, at: 5), ev(EventType.syn, 0, 0, at: 5)]))
+            #expect(rig.hub.store.state(of: Self.keyboard.id)?.keysDown == [C.KEY_A])
+            second.onCompleted()
+            #expect(rig.hub.deviceCount == 0)
+            watch.dispose()
+            probe.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("an inaccessible device is listed while its stream lives and announced to watchers; it leaves no session")
+    func inaccessibleStream() {
+        let baseline = LiveResources.count
+        do {
+            let rig = Rig()
+            var updates: [String] = []
+            let watch = rig.hub.streams().subscribe(onNext: { update in
+                if case .added(let s) = update { updates.append("\(s.announcement)") }
+            })
+            let ended = PublishSubject<InputFrame>()
+            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "Permission denied"),
+                                            frames: ended.asObservable()))
+            #expect(rig.hub.inaccessible.map(\.reason) == ["Permission denied"])
+            #expect(rig.hub.deviceCount == 0)
+            #expect(updates.count == 1 && updates[0].contains("inaccessible"))
+            ended.onCompleted()
+            #expect(rig.hub.inaccessible.isEmpty)
+            watch.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.count == baseline)
+    }
+
+    @Test("disposing run closes every session on the hub's scheduler, not on the disposing thread")
+    func disposalRunsOnTheScheduler() {
+        let rig = Rig()
+        rig.plug(Self.keyboard)
+        rig.plug(Self.mouse)
+        rig.running?.dispose()
+        #expect(rig.hub.deviceCount == 2, "nothing closed before the scheduler runs")
+        rig.scheduler.run()
+        #expect(rig.hub.deviceCount == 0)
+    }
+
+    @Test("SIGHUP while devices are starting: every device ends up with the last configuration (reload runs on the hub's scheduler, after the starts queued before it)")
+    func reloadDuringStarts() throws {
+        let short = try FilterConfig.parse(yaml: "version: 1\ndefaults: { keys: 5ms }\n")
+        let long = try FilterConfig.parse(yaml: "version: 1\ndefaults: { keys: 40ms }\n")
+        let scheduler = SerialDispatchQueueScheduler(label: "test.hub.reload")
+        let hub = DeviceHub(store: StateStore(), config: short, scheduler: scheduler)
+        let devices = PublishSubject<DeviceStream>()
+        let running = hub.run(devices.asObservable())
+        let count = 300
+        let starts = DispatchGroup()
+        starts.enter()
+        DispatchQueue.global().async {
+            for i in 0..<count {
+                let info = device(name: "Hot-plugged \(i)", vendor: 9, product: UInt16(i), classes: [.keyboard],
+                                  capabilities: [EventType.key: [C.KEY_A]])
+                scheduler.schedule { devices.onNext(DeviceStream(info: info, frames: .never())) }
+            }
+            starts.leave()
+        }
+        // Reloads race the starts from another thread; the last one says "long".
+        for i in 0..<50 { hub.reload(i % 2 == 0 ? short : long) }
+        starts.wait()
+        hub.reload(long)
+        scheduler.queue.sync {}
+        let expected = long.settings(for: device(name: "x", vendor: 9, product: 0, classes: [.keyboard],
+                                                 capabilities: [EventType.key: [C.KEY_A]])).keys[C.KEY_A]
+        let settings = hub.devices.map { hub.currentSettings(of: $0.id)?.keys[C.KEY_A] }
+        #expect(settings.count == count)
+        #expect(settings.allSatisfy { $0 == expected }, "\(settings.filter { $0 != expected }.count) devices on old settings")
+        running.dispose()
+        scheduler.queue.sync {}
+        scheduler.queue.sync {}
+        #expect(hub.deviceCount == 0)
+    }
+
+    @Test("frames keep flowing while another thread disposes the hub: every store write stays on the hub's thread (the store's writer checks would stop the process otherwise)")
+    func foreignDisposalWhileWriting() {
+        let scheduler = SerialDispatchQueueScheduler(label: "test.hub.writer")
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        let devices = PublishSubject<DeviceStream>()
+        let frames = PublishSubject<InputFrame>()
+        let running = hub.run(devices.asObservable())
+        scheduler.queue.sync { devices.onNext(DeviceStream(info: Self.mouse, frames: frames.asObservable())) }
+        let feeding = Atomic<Bool>(true)
+        let done = DispatchSemaphore(value: 0)
+        func feed(_ t: Int64) {
+            guard feeding.load(ordering: .relaxed) else {
+                done.signal()
+                return
+            }
+            frames.onNext(InputFrame(time: t, events: [ev(EventType.rel, C.REL_X, 1, at: t), ev(EventType.syn, 0, 0, at: t)]))
+            scheduler.schedule { feed(t + 1000) }
+        }
+        scheduler.schedule { feed(1) }
+        usleep(20_000)
+        running.dispose()   // from the test's thread
+        usleep(20_000)
+        feeding.store(false, ordering: .relaxed)
+        done.wait()
+        scheduler.queue.sync {}
+        #expect(hub.deviceCount == 0)
+    }
+}
