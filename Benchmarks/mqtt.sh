@@ -8,13 +8,16 @@
 #      stamps CLOCK_MONOTONIC into each message itself and sends it through mosquitto_pub -l.
 # The subscriber is mosquitto_sub piped into Python (the same in both runs).
 # Usage: Benchmarks/mqtt.sh [SECONDS]      (default 10 per measurement)
+#        CONFIG=debug Benchmarks/mqtt.sh     (the debug build: no release build needed)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 secs=${1:-10}
 scripts/install-deps mosquitto mosquitto-clients >&2
-swift build -c release --product evflowd >&2
-swift build -c release --product evflow-mqtt >&2
-bin=$(swift build -c release --show-bin-path)
+config=${CONFIG:-release}
+swift build -c "$config" --product evflowd >&2
+swift build -c "$config" --product evflow-mqtt >&2
+bin=$(swift build -c "$config" --show-bin-path)
+echo "build: $config"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/evflow-mqtt-bench.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
