@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StateServer", targets: ["StateServer"]),
         .executable(name: "evflowd", targets: ["evflowd"]),
         .executable(name: "evflowctl", targets: ["evflowctl"]),
+        .executable(name: "evflow-mqtt", targets: ["evflow-mqtt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
@@ -32,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CSystemd", path: "CShims/CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CMosquitto", path: "CShims/CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
@@ -58,6 +61,13 @@ let package = Package(
             "InputModel", "Recording", "Pipeline", "EvflowProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // The MQTT bridge: a client of evflowd's socket (EvflowProtocol) and of a broker
+        // (libmosquitto). Topic layout, documents, outbox and discovery are pure and unit-tested.
+        .target(name: "MQTTBridge", dependencies: ["Reactive", "InputModel", "EvflowProtocol", "CMosquitto"]),
+        .executableTarget(name: "evflow-mqtt", dependencies: [
+            "MQTTBridge", "Reactive", "EvflowProtocol",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
 
         // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
         .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
@@ -68,6 +78,7 @@ let package = Package(
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]

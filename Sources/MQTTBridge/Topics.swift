@@ -1,0 +1,71 @@
+/// Where the bridge publishes (docs/mqtt.md, "Topics"). Every topic starts with `prefix`
+/// (default `evflow/<hostname>`); Home Assistant discovery documents go under
+/// `discoveryPrefix` (default `homeassistant`).
+public struct TopicLayout: Hashable, Sendable {
+    /// The prefix of every bridge topic, without a trailing `/`.
+    public let prefix: String
+    /// Home Assistant's discovery prefix.
+    public let discoveryPrefix: String
+    /// The host name as used in ids (discovery node id, unique ids).
+    public let hostname: String
+
+    /// A layout; `prefix` nil means `evflow/<hostname>`. Throws `ConfigError` for a prefix
+    /// that is empty or holds a wildcard (`+`, `#`), a NUL, or a leading or trailing `/`.
+    public init(hostname: String, prefix: String? = nil, discoveryPrefix: String = "homeassistant") throws(ConfigError) {
+        self.hostname = hostname
+        let p = prefix ?? "evflow/" + TopicLayout.segment(hostname)
+        try TopicLayout.check(p, what: "--prefix")
+        try TopicLayout.check(discoveryPrefix, what: "--ha-prefix")
+        self.prefix = p
+        self.discoveryPrefix = discoveryPrefix
+    }
+
+    static func check(_ p: String, what: String) throws(ConfigError) {
+        if p.isEmpty { throw ConfigError("\(what) must not be empty") }
+        if p.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
+            throw ConfigError("\(what) '\(p)' must not contain the MQTT wildcards '+' or '#'")
+        }
+        if p.hasPrefix("/") || p.hasSuffix("/") { throw ConfigError("\(what) '\(p)' must not start or end with '/'") }
+        if p.utf8.count > 32_000 { throw ConfigError("\(what) is too long") }
+    }
+
+    /// One topic level from arbitrary text: `/`, `+`, `#` and NUL become `_`.
+    public static func segment(_ text: String) -> String {
+        let s = String(text.map { $0 == "/" || $0 == "+" || $0 == "#" || $0 == "\0" ? "_" : $0 })
+        return s.isEmpty ? "_" : s
+    }
+
+    /// An id for Home Assistant (`[a-zA-Z0-9_-]`): other characters become `_`, letters lowercase.
+    public static func objectID(_ text: String) -> String {
+        String(text.lowercased().map { c in
+            c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "-") ? c : "_"
+        })
+    }
+
+    /// The bridge's availability (`online` retained; the last will says `offline`).
+    public var bridgeAvailability: String { prefix + "/bridge/availability" }
+    /// evflowd's availability as the bridge sees it (`online` while its socket answers).
+    public var daemonAvailability: String { prefix + "/evflowd/availability" }
+    /// The bridge's counters (retained JSON).
+    public var bridgeStats: String { prefix + "/bridge/stats" }
+    /// A device's retained description.
+    public func description(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/description" }
+    /// A device's retained state document.
+    public func state(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/state" }
+    /// A device's event stream (one message per frame).
+    public func events(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/events" }
+    /// One event code's stream (one message per event).
+    public func events(_ device: String, type: String, code: String) -> String {
+        events(device) + "/" + TopicLayout.segment(type) + "/" + TopicLayout.segment(code)
+    }
+    /// A Home Assistant discovery config topic.
+    public func discovery(component: String, object: String) -> String {
+        discoveryPrefix + "/" + component + "/evflow_" + TopicLayout.objectID(hostname) + "/" + TopicLayout.objectID(object) + "/config"
+    }
+}
+
+/// A configuration mistake, for people (the executable prints it and exits 64).
+public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

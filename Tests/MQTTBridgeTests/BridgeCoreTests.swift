@@ -1,0 +1,172 @@
+import EvflowProtocol
+import InputModel
+import Reactive
+import Testing
+@testable import MQTTBridge
+
+final class FakeBroker: MessagePublisher {
+    var up = true
+    var messages: [OutMessage] = []
+    func publish(_ m: OutMessage) -> Bool {
+        guard up else { return false }
+        messages.append(m)
+        return true
+    }
+    func payload(_ topic: String) -> String? {
+        messages.last { $0.topic == topic }.map { String(decoding: $0.payload, as: UTF8.self) }
+    }
+}
+
+final class FakeDaemon: DaemonRequester {
+    var requests: [Request] = []
+    func send(_ r: Request) -> Bool { requests.append(r); return true }
+    var stateRequests: Int { requests.filter { if case .state = $0.kind { return true } else { return false } }.count }
+}
+
+private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateReport {
+    DeviceStateReport(device: d, switches: [0: lid], counters: DeviceCounters(framesIn: frames))
+}
+
+@Suite(.serialized) struct BridgeCoreTests {
+    let layout = try! TopicLayout(hostname: "h")
+    func core(_ s: VirtualTimeScheduler, discovery: Bool = true, outbox: Int = 10) -> BridgeCore {
+        var settings = BridgeSettings(layout: layout)
+        settings.discovery = discovery ? Discovery() : nil
+        settings.outboxEvents = outbox
+        return BridgeCore(settings: settings, scheduler: s, log: { _ in })
+    }
+
+    @Test func publishesDescriptionStateDiscoveryAndAvailability() {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker(), daemon = FakeDaemon()
+        c.brokerConnected(broker)
+        #expect(broker.payload(layout.bridgeAvailability) == "online")
+        c.daemonConnected(daemon)
+        #expect(daemon.requests.map(\.requestClass) == ["DEVICES", "WATCH"])
+        c.daemonMessage(.devices([lid], tag: nil))
+        #expect(broker.payload(layout.daemonAvailability) == "online")
+        #expect(daemon.stateRequests == 1)
+        c.daemonMessage(.state(report(lid, lid: 1, frames: 1), tag: nil))
+        #expect(broker.payload(layout.state(lid.id.rawValue))?.contains(#""switches":{"SW_LID":1}"#) == true)
+        #expect(broker.payload(layout.description(lid.id.rawValue))?.contains(#""EV_SW":["SW_LID","SW_TABLET_MODE","SW_DOCK"]"#) == true)
+        let configs = broker.messages.filter { $0.topic.hasPrefix("homeassistant/") }
+        #expect(configs.count == 3 + 4)
+        #expect(broker.messages.allSatisfy { $0.retain && $0.qos == 1 || $0.topic == layout.bridgeStats })
+        // unchanged state is not published again
+        let n = broker.messages.count
+        c.daemonMessage(.state(report(lid, lid: 1, frames: 1), tag: nil))
+        #expect(broker.messages.count == n)
+    }
+
+    @Test func framesAskForStateAtMostOncePerInterval() {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let daemon = FakeDaemon()
+        c.brokerConnected(FakeBroker())
+        c.daemonConnected(daemon)
+        c.daemonMessage(.devices([lid], tag: nil))
+        c.daemonMessage(.state(report(lid, lid: 0, frames: 0), tag: nil))
+        let before = daemon.stateRequests
+        let frame = FrameMessage(device: lid.id, stream: .filtered, frame: InputFrame(time: 1, events: [InputEvent(time: 1, type: 5, code: 0, value: 1)]))
+        for _ in 0..<10 { c.daemonMessage(.frame(frame)) }
+        #expect(daemon.stateRequests == before + 1)          // leading edge
+        s.advance(by: .milliseconds(249))
+        #expect(daemon.stateRequests == before + 1)
+        s.advance(by: .milliseconds(1))
+        #expect(daemon.stateRequests == before + 2)          // one trailing request for the other nine
+    }
+
+    @Test func brokerAwayOutboxThenRepublishOnReconnect() {
+        let s = VirtualTimeScheduler()
+        let c = core(s, discovery: false, outbox: 2)
+        let b1 = FakeBroker(), daemon = FakeDaemon()
+        c.brokerConnected(b1)
+        c.daemonConnected(daemon)
+        c.daemonMessage(.devices([lid, keyboard], tag: nil))
+        c.daemonMessage(.state(report(lid, lid: 0, frames: 1), tag: nil))
+        c.daemonMessage(.state(DeviceStateReport(device: keyboard), tag: nil))
+        c.brokerLost()
+        let spec = try! EventStreamSpec(parsing: "types=EV_SW")
+        for t in 1...5 {
+            c.eventFrame(FrameMessage(device: lid.id, stream: .filtered,
+                                      frame: InputFrame(time: Int64(t), events: [InputEvent(time: Int64(t), type: 5, code: 0, value: 1)])), spec: spec)
+        }
+        c.daemonMessage(.state(report(lid, lid: 1, frames: 6), tag: nil))      // state changes while away: kept
+        c.daemonMessage(.device(.removed(keyboard)))                           // removal while away: its clears kept
+        #expect(c.outbox.droppedEvents == 3)
+        let b2 = FakeBroker()
+        c.brokerConnected(b2)
+        let topics = b2.messages.map(\.topic)
+        #expect(b2.payload(layout.bridgeAvailability) == "online")
+        #expect(b2.payload(layout.state(lid.id.rawValue))?.contains(#""SW_LID":1"#) == true)
+        #expect(b2.payload(layout.state(keyboard.id.rawValue)) == "")          // cleared
+        #expect(b2.payload(layout.description(keyboard.id.rawValue)) == "")
+        let events = b2.messages.filter { $0.kind == .event }
+        #expect(events.map { String(decoding: $0.payload, as: UTF8.self) } == [#"{"time":4,"events":[{"type":"EV_SW","code":"SW_LID","value":1}]}"#,
+                                                                               #"{"time":5,"events":[{"type":"EV_SW","code":"SW_LID","value":1}]}"#])
+        #expect(topics.lastIndex(of: layout.state(lid.id.rawValue))! < topics.firstIndex(of: layout.events(lid.id.rawValue))!)
+        let stats = b2.payload(layout.bridgeStats)!
+        #expect(stats.contains(#""outbox_dropped":3"#) && stats.contains(#""broker_connects":2"#))
+    }
+
+    @Test func daemonLostGoesOfflineAndReconcilesOnReturn() {
+        let s = VirtualTimeScheduler()
+        let c = core(s, discovery: false)
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        c.daemonMessage(.devices([lid, keyboard], tag: nil))
+        c.daemonMessage(.state(report(lid, lid: 0, frames: 1), tag: nil))
+        c.daemonMessage(.state(DeviceStateReport(device: keyboard), tag: nil))
+        c.daemonLost("gone")
+        c.daemonLost("still gone")
+        #expect(broker.messages.filter { $0.topic == layout.daemonAvailability }.map { String(decoding: $0.payload, as: UTF8.self) }
+                == ["offline", "online", "offline"])
+        let daemon = FakeDaemon()
+        c.daemonConnected(daemon)
+        c.daemonMessage(.devices([lid], tag: nil))                              // the keyboard went away meanwhile
+        #expect(broker.payload(layout.daemonAvailability) == "online")
+        #expect(broker.payload(layout.state(keyboard.id.rawValue)) == "")
+        #expect(daemon.stateRequests == 1)
+        #expect(c.deviceIDs == [lid.id])
+    }
+}
+
+@Suite(.serialized) struct ReconnectingTests {
+    struct Boom: Error {}
+
+    @Test func backoffGrowsWhileFailingAndRestartsAfterAConnection() {
+        let before = LiveResources.count
+        run()
+        #expect(LiveResources.count == before)   // (a virtual-time timer slot lives as long as its scheduler)
+    }
+
+    func run() {
+        let s = VirtualTimeScheduler()
+        var attempts: [Int64] = []
+        var delays: [RxTimeInterval] = []
+        var succeedAt: Set<Int> = [3]
+        let source = Observable<Int>.deferred {
+            attempts.append(s.now)
+            let n = attempts.count
+            if succeedAt.contains(n) {
+                succeedAt.remove(n)
+                return Observable<Int>.create { o in
+                    o.on(.next(n))
+                    let t = s.schedule(after: .seconds(10)) { o.on(.error(Boom())) }
+                    return t
+                }
+            }
+            return .error(Boom())
+        }
+        let sub = reconnecting(source, backoff: ExponentialBackoff(initial: .seconds(1), maxDelay: .seconds(4), maxAttempts: .max),
+                               scheduler: s, isConnected: { _ in true }, lost: { _, d in delays.append(d) })
+            .subscribe(onNext: { _ in })
+        s.advance(by: .seconds(60))
+        sub.dispose()
+        s.run()
+        #expect(delays.prefix(6).map { $0.nanoseconds / 1_000_000_000 } == [1, 2, 1, 2, 4, 4])
+        #expect(attempts.prefix(4) == [0, 1_000_000_000, 3_000_000_000, 14_000_000_000])
+    }
+}
