@@ -24,7 +24,8 @@ struct Daemon: Sendable {
         let input = InputService(source: source, hub: hub, scheduler: inputScheduler, ready: inputReady, logger: logger)
         let serverService = ServerService(server: server, after: inputReady, ready: serverReady, logger: logger,
                                           socketPath: options.socketPath)
-        let systemd = SystemdService(hub: hub, server: server, after: serverReady, logger: logger)
+        let systemd = SystemdService(hub: hub, server: server, inputScheduler: inputScheduler, after: serverReady,
+                                     logger: logger)
         let reload = ReloadService(hub: hub, configPath: options.configPath, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
@@ -140,11 +141,30 @@ struct ServerService: Service {
 
 /// READY=1 once devices are enumerated and the socket listens, WATCHDOG=1 at half the
 /// watchdog timeout, STATUS= with device and client counts, STOPPING=1 on shutdown.
+///
+/// A ping proves the daemon works, not only that this task runs: before each one, a job must
+/// have run on the input thread and then on the socket server's event loop. A stuck input
+/// thread or event loop therefore stops the pings, and systemd restarts the service.
 struct SystemdService: Service {
     let hub: DeviceHub
     let server: StateServer
+    let inputScheduler: SerialDispatchQueueScheduler
     let after: Latch
     let logger: Logger
+
+    /// A job through the input thread, then one through the event loop; false if cancelled.
+    func roundTrip() async -> Bool {
+        let input = Latch()
+        inputScheduler.schedule { input.open() }
+        await withTaskCancellationHandler { await input.wait() } onCancel: { input.open() }
+        if Task.isCancelled { return false }
+        do {
+            try await server.roundTrip()
+            return true
+        } catch {
+            return false
+        }
+    }
 
     func status() -> String {
         let devices = hub.deviceCount, clients = server.clientCount
@@ -169,7 +189,7 @@ struct SystemdService: Service {
             } catch {
                 break
             }
-            if ping != nil { _ = try? notifier.watchdog() }
+            if ping != nil, await roundTrip() { _ = try? notifier.watchdog() }
             let s = status()
             if s != lastStatus {
                 _ = try? notifier.status(s)

@@ -58,6 +58,12 @@ public final class StateServer: Sendable {
     /// Clients connected and accepted now.
     public var clientCount: Int { core.clientCount.load(ordering: .relaxed) }
 
+    /// Returns once a job has run on the server's event loop: proof that it is not stuck
+    /// (the watchdog pings only after this and a round trip through the input thread).
+    public func roundTrip() async throws {
+        try await group.next().submit {}.get()
+    }
+
     /// Clients dropped because they could not keep up (`slow-consumer`).
     public var droppedClients: Int { core.droppedClients.load(ordering: .relaxed) }
 
