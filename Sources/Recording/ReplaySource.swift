@@ -69,7 +69,7 @@ public final class ReplaySource: @unchecked Sendable {
     ///   - removeAtEnd: without `loop`, remove each device right after its last frame (the
     ///     default, as tests want it); when false the devices stay present — last state
     ///     queryable, values held for a window's end still delivered — until the replay is
-    ///     stopped (its `deviceChanges` subscription disposed), which completes their frames.
+    ///     stopped (its `devices` subscription disposed), which completes their frames.
     public init(recordings: [Recording], scheduler: SchedulerType, speed: Double = 1, loop: Bool = false,
                 loopGap: RxTimeInterval = .seconds(1), removeAtEnd: Bool = true) {
         precondition(speed > 0, "replay speed must be positive")
