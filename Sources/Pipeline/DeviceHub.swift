@@ -36,6 +36,9 @@ public final class DeviceHub: @unchecked Sendable {
         let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
         let frames = SingleAssignmentDisposable()
+        /// Key codes whose spurious-release debounce turned on by itself, in order (written in
+        /// the filter stage, read by `STATS`).
+        let spuriousCodes = Mutex<[UInt16]>([])
         let sequence: Int
         var closed = false
 
@@ -85,7 +88,6 @@ public final class DeviceHub: @unchecked Sendable {
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
     private let inaccessibleDevices = Mutex<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
-    private let spurious = Mutex<[DeviceID: [UInt16]]>([:])
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler).
@@ -101,7 +103,14 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Per present device, the key codes whose spurious-release debounce turned on by
     /// itself, in the order it happened (`STATS`).
-    public var spuriousReleaseCodes: [DeviceID: [UInt16]] { spurious.withLock { $0 } }
+    public var spuriousReleaseCodes: [DeviceID: [UInt16]] {
+        var codes: [DeviceID: [UInt16]] = [:]
+        for session in registry.withLock({ Array($0.sessions.values) }) {
+            let list = session.spuriousCodes.withLock { $0 }
+            if !list.isEmpty { codes[session.info.id] = list }
+        }
+        return codes
+    }
 
     /// The number of open devices (those in the store).
     public var deviceCount: Int { store.count }
@@ -160,9 +169,9 @@ public final class DeviceHub: @unchecked Sendable {
                                      w.setCounters(counters)
                                  }
                              },
-                             onSpurious: { [weak self] code in
-                                 guard let self else { return }
-                                 self.spurious.withLock { $0[info.id, default: []].append(code) }
+                             onSpurious: { [weak self, weak session] code in
+                                 guard let self, let session else { return }
+                                 session.spuriousCodes.withLock { $0.append(code) }
                                  self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
                              })
                 .subscribe(onNext: { filtered.onNext($0) },
@@ -195,12 +204,9 @@ public final class DeviceHub: @unchecked Sendable {
         if session.closed { return }
         session.closed = true
         session.frames.dispose()
-        let current = registry.withLock { r -> Bool in
-            guard r.sessions[session.info.id] === session else { return false }
-            r.sessions[session.info.id] = nil
-            return true
+        registry.withLock { r in
+            if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
         }
-        if current { spurious.withLock { _ = $0.removeValue(forKey: session.info.id) } }
         store.remove(session.slot)
         session.raw.onCompleted()
         session.filtered.onCompleted()
