@@ -7,7 +7,7 @@ extension ObservableType {
     /// - Error: the source's error is passed through; when a period ends first, the source is
     ///   disposed and `RxError.timeout` is delivered (on `scheduler`).
     /// - Disposal: disposes the source and invalidates the timer; a tick already in flight
-    ///   does nothing (generation check).
+    ///   does nothing (it finds the subscription disposed).
     /// - Scheduler: one reusable timer slot per subscription; source events and ticks are
     ///   serialised through a `SerialGate`.
     @inlinable

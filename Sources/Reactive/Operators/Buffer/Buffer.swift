@@ -11,7 +11,7 @@ extension ObservableType {
     /// - Error: passed on at once; the collected elements are dropped. A `count` below 1
     ///   fails at once with `RxError.argumentOutOfRange`.
     /// - Disposal: disposes the source and invalidates the timer; collected elements are
-    ///   dropped and a tick in flight does nothing (generation check).
+    ///   dropped and a tick in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: timer emissions run on `scheduler`; one reusable timer slot per
     ///   subscription, armed at subscription.
     @inlinable

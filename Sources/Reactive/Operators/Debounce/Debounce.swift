@@ -6,7 +6,7 @@ extension ObservableType {
     /// - Completion: a pending element is emitted at once, then completion.
     /// - Error: passed on at once; a pending element is dropped.
     /// - Disposal: disposes the source and the timer; the pending element is dropped; a
-    ///   timer already in flight does nothing (generation check).
+    ///   timer already in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: the emission runs on `scheduler`. One reusable timer slot per
     ///   subscription: re-arming per element allocates nothing.
     @inlinable

@@ -10,7 +10,7 @@ extension ObservableType {
     ///   is emitted at the window's end and completion follows it.
     /// - Error: passed on at once; a kept element is dropped.
     /// - Disposal: disposes the source and the timer; a kept element is dropped and a timer
-    ///   already in flight does nothing (generation check).
+    ///   already in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: window times are read from `scheduler`'s clock and the end-of-window
     ///   emission runs on it. One reusable timer slot per subscription.
     @inlinable
