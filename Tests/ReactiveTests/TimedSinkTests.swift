@@ -377,3 +377,24 @@ struct TimerDrivenEmissionTests {
         MarbleRun.expectBaseline(baseline)
     }
 }
+
+/// `ThrottleState.discardKept()`, the one operation the `throttle` operator does not use (the
+/// noise filter's hysteresis calls it): the kept value is dropped, the window still ends at
+/// its time without an emission, and the next value after it is emitted at once.
+@Suite("ThrottleState.discardKept")
+struct ThrottleDiscardKeptTests {
+    @Test("the kept value is dropped; the tick closes the window without emitting")
+    func discardKept() {
+        var state = ThrottleState<Int>(dueTime: 10, latest: true)
+        guard case .emit(1) = state.onNext(1, now: 0) else { Issue.record("1 not emitted"); return }
+        guard case .arm(let deadline, let token) = state.onNext(2, now: 3) else { Issue.record("no arm"); return }
+        #expect(deadline == 10)
+        #expect(state.discardKept() == 2)
+        #expect(state.kept == nil)
+        #expect(state.discardKept() == nil)
+        guard case .none = state.onTick(token, now: 10) else { Issue.record("the tick emitted"); return }
+        #expect(state.windowEnd == nil)
+        guard case .emit(3) = state.onNext(3, now: 11) else { Issue.record("3 not emitted at once"); return }
+        #expect(state.windowEnd == 21)
+    }
+}
