@@ -169,16 +169,22 @@ struct ThrottleMachine<Element>: TimedMachine {
 
     @inlinable
     mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
+        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
+        // whole machine per event (the call's base, self, is read before the argument that
+        // mutates it).
+        let action: ThrottleState<Element>.Action
         switch event {
-        case .next(let element): perform(state.onNext(element, now: sink.now), sink)
-        case .completed: perform(state.onCompleted(), sink)
-        case .error(let error): perform(state.onError(error), sink)
+        case .next(let element): action = state.onNext(element, now: sink.now)
+        case .completed: action = state.onCompleted()
+        case .error(let error): action = state.onError(error)
         }
+        perform(action, sink)
     }
 
     @inlinable
     mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
-        perform(state.onTick(token, now: sink.now), sink)
+        let action = state.onTick(token, now: sink.now)
+        perform(action, sink)
     }
 
     @inlinable
