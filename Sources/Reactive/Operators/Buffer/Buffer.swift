@@ -72,7 +72,7 @@ struct BufferMachine<Element>: TimedMachine {
         perform(action, sink)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func perform(_ action: BufferState<Element>.Action, _ sink: TimedSink<Self>) {
         switch action {
         case .none:

@@ -128,7 +128,7 @@ struct DebounceMachine<Element>: TimedMachine {
         perform(action, sink)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func perform(_ action: DebounceState<Element>.Action, _ sink: TimedSink<Self>) {
         switch action {
         case .none:

@@ -187,7 +187,7 @@ struct ThrottleMachine<Element>: TimedMachine {
         perform(action, sink)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func perform(_ action: ThrottleState<Element>.Action, _ sink: TimedSink<Self>) {
         switch action {
         case .none:
