@@ -27,56 +27,43 @@ extension ObservableType where Element == InputFrame {
                             onSpurious: ((UInt16) -> Void)? = nil) -> Observable<InputFrame> {
         let source = self
         return Observable.create { observer in
-            let sink = NoiseFilterSink(downstream: observer, filter: NoiseFilter(settings: settings),
-                                       scheduler: scheduler, onUpdate: onUpdate, onSpurious: onSpurious)
-            let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.configure($0) })
-            let frames = source.subscribe(AnyObserver { [weak sink] in sink?.on($0) })
+            let sink = TimedSink(NoiseFilterMachine(downstream: observer, filter: NoiseFilter(settings: settings),
+                                                    onUpdate: onUpdate, onSpurious: onSpurious),
+                                 scheduler: scheduler)
+            let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
+            let frames = source.subscribe(AnyObserver { [weak sink] in sink?.send(.event($0)) })
             return Disposables.create(settingsSubscription, Disposables.create(frames, sink))
         }
     }
 }
 
-/// Drives a `NoiseFilter` from frames, ticks and settings, serialised by a `SerialGate`.
-final class NoiseFilterSink: Disposable, @unchecked Sendable {
-    enum Message {
+/// Drives a `NoiseFilter` from frames, ticks and settings: the `TimedMachine` of the
+/// filter stage, run by the same `TimedSink` (gate, timer slot, disposal) as the core's timed
+/// operators.
+struct NoiseFilterMachine: TimedMachine {
+    enum Input {
         case event(Event<InputFrame>)
-        case tick(UInt64)
         case configure(DeviceFilterSettings)
-        case dispose
     }
 
-    private let gate = SerialGate<Message>()
     private let downstream: AnyObserver<InputFrame>
-    private let scheduler: SchedulerType
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
-    // Touched only inside the gate.
-    private var filter: NoiseFilter
-    private var timer: SchedulerTimer?
-    private var armedDeadline: Int64?
-    private var token: UInt64 = 0
-    private var stopped = false
-    private var reported = 0
     private let onSpurious: ((UInt16) -> Void)?
+    private var filter: NoiseFilter
+    /// The deadline the timer is armed for, nil when disarmed.
+    private var armedDeadline: Int64?
+    private var reported = 0
 
-    init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter, scheduler: SchedulerType,
+    init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter,
          onUpdate: ((InputFrame?, DeviceCounters) -> Void)?, onSpurious: ((UInt16) -> Void)? = nil) {
-        self.onSpurious = onSpurious
         self.downstream = downstream
         self.filter = filter
-        self.scheduler = scheduler
         self.onUpdate = onUpdate
-        LiveResources.increment()
+        self.onSpurious = onSpurious
     }
 
-    deinit { LiveResources.decrement() }
-
-    func on(_ event: Event<InputFrame>) { gate.send(.event(event)) { handle($0) } }
-    func configure(_ settings: DeviceFilterSettings) { gate.send(.configure(settings)) { handle($0) } }
-    func dispose() { gate.send(.dispose) { handle($0) } }
-
-    private func handle(_ message: Message) {
-        if stopped { return }
-        switch message {
+    mutating func on(_ input: Input, _ sink: TimedSink<Self>) {
+        switch input {
         case .event(.next(let frame)):
             // Filters decide on event time: what settled before this frame's time is
             // delivered first, whether or not the scheduler's timer has fired yet (a replay
@@ -91,60 +78,49 @@ final class NoiseFilterSink: Disposable, @unchecked Sendable {
             let out = filter.process(frame)
             onUpdate?(out, filter.counters)
             if let out { downstream.on(.next(out)) }
-        case .tick(let t):
-            guard t == token, let deadline = armedDeadline else { return }   // stale timer
-            armedDeadline = nil
-            let out = filter.fire(at: deadline)
-            report()
-            onUpdate?(out, filter.counters)
-            if let out { downstream.on(.next(out)) }
         case .configure(let settings):
             filter.configure(settings)
             onUpdate?(nil, filter.counters)
         case .event(.completed):
-            stop()
+            // Values still held are dropped: the device is gone.
             downstream.on(.completed)
+            sink.dispose()
             return
         case .event(.error(let error)):
-            stop()
             downstream.on(.error(error))
-            return
-        case .dispose:
-            stop()
+            sink.dispose()
             return
         }
-        rearm()
+        rearm(sink)
+    }
+
+    mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        guard sink.isCurrent(token), let deadline = armedDeadline else { return }   // stale timer
+        armedDeadline = nil
+        let out = filter.fire(at: deadline)
+        report()
+        onUpdate?(out, filter.counters)
+        if let out { downstream.on(.next(out)) }
+        rearm(sink)
     }
 
     /// Tells `onSpurious` about codes whose spurious-release method just turned on.
-    private func report() {
+    private mutating func report() {
         let on = filter.spuriousTurnedOn
         guard on.count > reported else { return }
         for code in on[reported...] { onSpurious?(code) }
         reported = on.count
     }
 
-    private func rearm() {
+    /// Keeps the timer armed for the filter's next deadline.
+    private mutating func rearm(_ sink: TimedSink<Self>) {
         guard let next = filter.nextDeadline else {
-            if armedDeadline != nil { timer?.disarm() }
+            if armedDeadline != nil { sink.disarm() }
             armedDeadline = nil
             return
         }
         if next == armedDeadline { return }
-        if timer == nil {
-            timer = scheduler.makeTimer { [weak self] t in
-                guard let self else { return }
-                self.gate.send(.tick(t)) { self.handle($0) }
-            }
-        }
-        token &+= 1
         armedDeadline = next
-        timer?.arm(at: next, token: token)
-    }
-
-    private func stop() {
-        stopped = true
-        timer?.invalidate()
-        timer = nil
+        sink.arm(at: next)
     }
 }

@@ -5,13 +5,17 @@ import Reactive
 ///
 /// No threads and no timers: `process(_:)` takes a frame and returns what to deliver now;
 /// `nextDeadline` says when held values are due; `fire(at:)` returns the frame of values
-/// that settled by then. `FrameFilterSink` drives it from an observable and one scheduler
-/// timer, in live mode and in replay alike.
+/// that settled by then. `filterNoise` drives it (`NoiseFilterMachine` in a `TimedSink`: one
+/// gate, one scheduler timer slot) from an observable, in live mode and in replay alike.
 ///
 /// Per code (see `CodeFilter`): keys and buttons run the `KeyDebounce` state machine
-/// (bounce and spurious-release methods); switches run
-/// `DebounceState`; absolute axes a hysteresis against the last delivered value and an
-/// optional throttle; relative axes sum deltas per interval. Key repeats (value 2), `EV_MSC`,
+/// (bounce and spurious-release methods); switches run `DebounceState` (the `debounce`
+/// operator's state machine); absolute axes a hysteresis against the last delivered value and
+/// an optional `ThrottleState` (the `throttle(latest: true)` operator's); relative axes sum
+/// deltas per interval. Both states change only through their operations: the inputs the
+/// operators feed them (`onNext`, and `onTick` with the token of the `.arm` that set the
+/// slot's deadline), plus `ThrottleState.discardKept` when the hysteresis finds a kept value
+/// stale. Key repeats (value 2), `EV_MSC`,
 /// `EV_SYN` codes inside a frame (`SYN_MT_REPORT`), multitouch axes and codes without a filter
 /// pass unchanged. A frame keeps its order; a frame left with nothing but `EV_MSC` events
 /// after filtering is dropped whole (a scan code without its key carries no state).
@@ -30,6 +34,9 @@ public struct NoiseFilter: Sendable {
         var lastOut: Int32?
         /// When held work is due, nil when none.
         var deadline: Int64?
+        /// The token of the throttle's or debounce's `.arm` that set `deadline`, handed back
+        /// to its `onTick` when the deadline is reached.
+        var token: UInt64 = 0
         /// Relative axes: end of the summing interval and the sum so far.
         var interval: Int64
         var windowEnd: Int64?
@@ -207,8 +214,9 @@ public struct NoiseFilter: Sendable {
             return step.emit
         case .debounce:
             if slots[index].debounce.pending != nil { counters[kind].dropped &+= 1 }
-            if case .arm(let deadline, _) = slots[index].debounce.onNext(value, now: now) {
+            if case .arm(let deadline, let token) = slots[index].debounce.onNext(value, now: now) {
                 slots[index].deadline = deadline
+                slots[index].token = token
             }
             return nil
         case .absolute:
@@ -217,8 +225,7 @@ public struct NoiseFilter: Sendable {
                 counters[.absHysteresis].dropped &+= 1
                 // The axis is back near the delivered value: a value kept for the window's
                 // end is stale now (latest wins), so it must not be delivered.
-                if s.throttle.kept != nil {
-                    slots[index].throttle.kept = nil
+                if slots[index].throttle.discardKept() != nil {
                     counters[.absRate].dropped &+= 1
                 }
                 return nil
@@ -236,9 +243,10 @@ public struct NoiseFilter: Sendable {
                 }
                 slots[index].lastOut = v
                 return v
-            case .arm(let deadline, _):
+            case .arm(let deadline, let token):
                 if hadKept { counters[.absRate].dropped &+= 1 }
                 slots[index].deadline = deadline
+                slots[index].token = token
                 return nil
             default:
                 if hadKept { counters[.absRate].dropped &+= 1 }
@@ -276,7 +284,7 @@ public struct NoiseFilter: Sendable {
                     out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
                 }
             case .absolute:
-                guard case .emit(let v) = slots[index].throttle.onTick(s.throttle.generation, now: deadline) else { continue }
+                guard case .emit(let v) = slots[index].throttle.onTick(s.token, now: deadline) else { continue }
                 let unchanged = s.lastOut.map { abs(Int64(v) - Int64($0)) <= Int64(s.hysteresis) } ?? false
                 if unchanged {
                     counters[.absHysteresis].dropped &+= 1
@@ -286,7 +294,7 @@ public struct NoiseFilter: Sendable {
                 slots[index].lastOut = v
                 out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
             case .debounce:
-                guard case .emit(let v) = slots[index].debounce.onTick(s.debounce.generation) else { continue }
+                guard case .emit(let v) = slots[index].debounce.onTick(s.token) else { continue }
                 if s.lastOut == v {
                     counters[kind].dropped &+= 1
                     continue

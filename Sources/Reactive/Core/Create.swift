@@ -21,13 +21,9 @@ extension Observable {
 /// Guards a user-written source: grammar, disposal, and dispose-after-stop.
 @usableFromInline
 final class CreateSink<Element>: Cancelable, @unchecked Sendable {
-    @usableFromInline static var stoppedBit: Int { 1 }
-    @usableFromInline static var disposedBit: Int { 2 }
-    @usableFromInline static var assignedBit: Int { 4 }
-
-    @usableFromInline let state = Atomic<Int>(0)
+    @usableFromInline let disposal = DisposalState()
     @usableFromInline let downstream: AnyObserver<Element>
-    @usableFromInline var upstream: Disposable?
+    @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
 
     @inlinable
     init(_ downstream: AnyObserver<Element>) {
@@ -38,37 +34,27 @@ final class CreateSink<Element>: Cancelable, @unchecked Sendable {
     deinit { LiveResources.decrement() }
 
     @inlinable
-    var isDisposed: Bool { state.load(ordering: .acquiring) & Self.disposedBit != 0 }
+    var isDisposed: Bool { disposal.isDisposed }
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if state.load(ordering: .relaxed) & (Self.stoppedBit | Self.disposedBit) != 0 { return }
+        if disposal.isStoppedOrDisposed { return }
         if case .next = event {
             downstream.on(event)
             return
         }
-        let old = state.bitwiseOr(Self.stoppedBit, ordering: .acquiringAndReleasing).oldValue
-        guard old & (Self.stoppedBit | Self.disposedBit) == 0 else { return }
+        guard disposal.stop() else { return }
         downstream.on(event)
         dispose()
     }
 
     @inlinable
     func setUpstream(_ disposable: Disposable) {
-        upstream = disposable
-        let old = state.bitwiseOr(Self.assignedBit, ordering: .acquiringAndReleasing).oldValue
-        if old & Self.disposedBit != 0 {
-            upstream = nil
-            disposable.dispose()
-        }
+        disposal.assign(disposable, to: &upstream)
     }
 
     @inlinable
     func dispose() {
-        let old = state.bitwiseOr(Self.disposedBit, ordering: .acquiringAndReleasing).oldValue
-        guard old & Self.disposedBit == 0, old & Self.assignedBit != 0 else { return }
-        let up = upstream
-        upstream = nil
-        up?.dispose()
+        _ = disposal.dispose(&upstream)
     }
 }

@@ -29,21 +29,17 @@ extension ObservableType {
 /// The observer at the end of `subscribe(onNext:...)`: enforces the grammar, stops on
 /// disposal, and owns the upstream subscription.
 ///
-/// One atomic state word: `stopped` (a stop event was delivered), `disposed`, `assigned`
-/// (the upstream disposable is set). The per-event cost is one relaxed load.
+/// Its `DisposalState` word holds `stopped` (a stop event was delivered), `disposed` and
+/// `assigned` (the upstream disposable is set). The per-event cost is one relaxed load.
 @usableFromInline
 final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
-    @usableFromInline static var stoppedBit: Int { 1 }
-    @usableFromInline static var disposedBit: Int { 2 }
-    @usableFromInline static var assignedBit: Int { 4 }
-
-    @usableFromInline let state = Atomic<Int>(0)
+    @usableFromInline let disposal = DisposalState()
     @usableFromInline let onNext: ((Element) -> Void)?
     @usableFromInline let onError: ((any Error) -> Void)?
     @usableFromInline let onCompleted: (() -> Void)?
     // Cleared by the single thread that disposes.
-    @usableFromInline var onDisposed: (() -> Void)?
-    @usableFromInline var upstream: Disposable?
+    @usableFromInline @exclusivity(unchecked) var onDisposed: (() -> Void)?
+    @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
 
     @inlinable
     init(onNext: ((Element) -> Void)?, onError: ((any Error) -> Void)?,
@@ -58,17 +54,16 @@ final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
     deinit { LiveResources.decrement() }
 
     @inlinable
-    var isDisposed: Bool { state.load(ordering: .acquiring) & Self.disposedBit != 0 }
+    var isDisposed: Bool { disposal.isDisposed }
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if state.load(ordering: .relaxed) & (Self.stoppedBit | Self.disposedBit) != 0 { return }
+        if disposal.isStoppedOrDisposed { return }
         switch event {
         case .next(let element):
             onNext?(element)
         case .error(let error):
-            let old = state.bitwiseOr(Self.stoppedBit, ordering: .acquiringAndReleasing).oldValue
-            guard old & (Self.stoppedBit | Self.disposedBit) == 0 else { return }
+            guard disposal.stop() else { return }
             if let onError {
                 onError(error)
             } else {
@@ -76,33 +71,22 @@ final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
             }
             dispose()
         case .completed:
-            let old = state.bitwiseOr(Self.stoppedBit, ordering: .acquiringAndReleasing).oldValue
-            guard old & (Self.stoppedBit | Self.disposedBit) == 0 else { return }
+            guard disposal.stop() else { return }
             onCompleted?()
             dispose()
         }
     }
 
+    /// Sets the upstream subscription; disposes it at once if disposed (or stopped and
+    /// disposed) while subscribing.
     @inlinable
     func setUpstream(_ disposable: Disposable) {
-        upstream = disposable
-        let old = state.bitwiseOr(Self.assignedBit, ordering: .acquiringAndReleasing).oldValue
-        if old & Self.disposedBit != 0 {
-            // Disposed (or stopped and disposed) while subscribing: dispose upstream now.
-            upstream = nil
-            disposable.dispose()
-        }
+        disposal.assign(disposable, to: &upstream)
     }
 
     @inlinable
     func dispose() {
-        let old = state.bitwiseOr(Self.disposedBit, ordering: .acquiringAndReleasing).oldValue
-        if old & Self.disposedBit != 0 { return }
-        if old & Self.assignedBit != 0 {
-            let up = upstream
-            upstream = nil
-            up?.dispose()
-        }
+        guard disposal.dispose(&upstream) else { return }
         let handler = onDisposed
         onDisposed = nil
         handler?()

@@ -55,9 +55,9 @@ struct NopDisposable: Disposable {
 /// Runs a closure once on the first `dispose()`.
 @usableFromInline
 final class AnonymousDisposable: Cancelable, @unchecked Sendable {
-    @usableFromInline let disposed = Atomic<Bool>(false)
-    // Written once in init, read and cleared only by the thread that wins `disposed`.
-    @usableFromInline var action: (() -> Void)?
+    @usableFromInline let disposal = DisposalState()
+    // Written once in init, read and cleared only by the thread that wins `disposal`.
+    @usableFromInline @exclusivity(unchecked) var action: (() -> Void)?
 
     @inlinable
     init(_ action: @escaping () -> Void) {
@@ -68,11 +68,11 @@ final class AnonymousDisposable: Cancelable, @unchecked Sendable {
     deinit { LiveResources.decrement() }
 
     @inlinable
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+    var isDisposed: Bool { disposal.isDisposed }
 
     @inlinable
     func dispose() {
-        if disposed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        guard disposal.dispose() else { return }
         let action = self.action
         self.action = nil
         action?()
@@ -82,9 +82,10 @@ final class AnonymousDisposable: Cancelable, @unchecked Sendable {
 /// Disposes two disposables once.
 @usableFromInline
 final class BinaryDisposable: Cancelable, @unchecked Sendable {
-    @usableFromInline let disposed = Atomic<Bool>(false)
-    @usableFromInline var first: Disposable?
-    @usableFromInline var second: Disposable?
+    @usableFromInline let disposal = DisposalState()
+    // Written once in init, read and cleared only by the thread that wins `disposal`.
+    @usableFromInline @exclusivity(unchecked) var first: Disposable?
+    @usableFromInline @exclusivity(unchecked) var second: Disposable?
 
     @inlinable
     init(_ first: Disposable, _ second: Disposable) {
@@ -96,11 +97,11 @@ final class BinaryDisposable: Cancelable, @unchecked Sendable {
     deinit { LiveResources.decrement() }
 
     @inlinable
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+    var isDisposed: Bool { disposal.isDisposed }
 
     @inlinable
     func dispose() {
-        if disposed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        guard disposal.dispose() else { return }
         let (a, b) = (first, second)
         first = nil
         second = nil

@@ -1,18 +1,13 @@
-import Synchronization
-
 /// Holds one disposable that is set once, later than this object is handed out.
 ///
 /// Disposing before the disposable is set still disposes it: `setDisposable` then disposes
-/// it immediately. One atomic state word decides which side disposes, so the two never race
-/// and neither holds a lock while calling `dispose()`.
+/// it immediately. Its `DisposalState` word decides which side disposes, so the two never
+/// race and neither holds a lock while calling `dispose()`.
 public final class SingleAssignmentDisposable: Cancelable, @unchecked Sendable {
-    @usableFromInline static var disposedBit: Int { 1 }
-    @usableFromInline static var assignedBit: Int { 2 }
-
-    @usableFromInline let state = Atomic<Int>(0)
-    // Written before `assignedBit` is published (release) and read after it is observed
+    @usableFromInline let disposal = DisposalState()
+    // Written before `assigned` is published (release) and read after it is observed
     // (acquire); cleared only by the side that observed both bits.
-    @usableFromInline var current: Disposable?
+    @usableFromInline @exclusivity(unchecked) var current: Disposable?
 
     /// Creates an empty holder.
     @inlinable
@@ -24,27 +19,18 @@ public final class SingleAssignmentDisposable: Cancelable, @unchecked Sendable {
 
     /// Whether `dispose()` has been called.
     @inlinable
-    public var isDisposed: Bool { state.load(ordering: .acquiring) & Self.disposedBit != 0 }
+    public var isDisposed: Bool { disposal.isDisposed }
 
     /// Sets the disposable. Must be called at most once.
     @inlinable
     public func setDisposable(_ disposable: Disposable) {
-        current = disposable
-        let old = state.bitwiseOr(Self.assignedBit, ordering: .acquiringAndReleasing).oldValue
-        precondition(old & Self.assignedBit == 0, "SingleAssignmentDisposable assigned twice")
-        if old & Self.disposedBit != 0 {
-            current = nil
-            disposable.dispose()
-        }
+        let assignedBefore = disposal.assign(disposable, to: &current)
+        precondition(!assignedBefore, "SingleAssignmentDisposable assigned twice")
     }
 
     /// Disposes the held disposable now, or as soon as it is set.
     @inlinable
     public func dispose() {
-        let old = state.bitwiseOr(Self.disposedBit, ordering: .acquiringAndReleasing).oldValue
-        guard old & Self.disposedBit == 0, old & Self.assignedBit != 0 else { return }
-        let disposable = current
-        current = nil
-        disposable?.dispose()
+        _ = disposal.dispose(&current)
     }
 }

@@ -13,74 +13,41 @@ extension ObservableType {
     public func take(for duration: RxTimeInterval, scheduler: SchedulerType) -> Observable<Element> {
         let source = self
         return Observable { observer in
-            let sink = TakeForSink(downstream: observer, scheduler: scheduler)
-            sink.start(deadline: scheduler.now + max(duration.nanoseconds, 0))
-            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
+            let sink = TimedSink(TakeForMachine(downstream: observer, duration: max(duration.nanoseconds, 0)),
+                                 scheduler: scheduler)
+            sink.start()
+            sink.setUpstream(source.subscribe(AnyObserver { sink.send($0) }))
             return sink
         }
     }
 }
 
+/// `take(for:)` as a `TimedMachine`: passes events until the one tick, armed at subscription.
 @usableFromInline
-final class TakeForSink<Element>: OperatorSink, @unchecked Sendable {
-    @usableFromInline
-    enum Message {
-        case event(Event<Element>)
-        case tick
-        case dispose
-    }
-
-    @usableFromInline let gate = SerialGate<Message>()
+struct TakeForMachine<Element>: TimedMachine {
     @usableFromInline let downstream: AnyObserver<Element>
-    @usableFromInline let scheduler: SchedulerType
-    // Touched only inside the gate (and in start(), before anything can race).
-    @usableFromInline var timer: SchedulerTimer?
-    @usableFromInline var stopped = false
+    @usableFromInline let duration: Int64
 
     @inlinable
-    init(downstream: AnyObserver<Element>, scheduler: SchedulerType) {
+    init(downstream: AnyObserver<Element>, duration: Int64) {
         self.downstream = downstream
-        self.scheduler = scheduler
-        super.init()
+        self.duration = duration
     }
 
     @inlinable
-    func start(deadline: Int64) {
-        let timer = scheduler.makeTimer { [weak self] _ in
-            guard let self else { return }
-            self.gate.send(.tick) { self.handle($0) }
-        }
-        self.timer = timer
-        timer.arm(at: deadline, token: 1)
+    func start(_ sink: TimedSink<Self>) {
+        sink.arm(at: sink.now + duration)
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        gate.send(.event(event)) { self.handle($0) }
-    }
-
-    @usableFromInline
-    override func disposeResources() {
-        gate.send(.dispose) { self.handle($0) }
+    func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
+        downstream.on(event)
+        if event.isStopEvent { sink.dispose() }
     }
 
     @inlinable
-    func handle(_ message: Message) {
-        switch message {
-        case .dispose:
-            timer?.invalidate()
-            timer = nil
-            return
-        case .tick:
-            guard !stopped, !isDisposed else { return }
-            stopped = true
-            downstream.on(.completed)
-            dispose()
-        case .event(let event):
-            guard !stopped, !isDisposed else { return }
-            if event.isStopEvent { stopped = true }
-            downstream.on(event)
-            if event.isStopEvent { dispose() }
-        }
+    func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        downstream.on(.completed)
+        sink.dispose()
     }
 }

@@ -7,7 +7,7 @@ extension ObservableType {
     /// - Error: the source's error is passed through; when a period ends first, the source is
     ///   disposed and `RxError.timeout` is delivered (on `scheduler`).
     /// - Disposal: disposes the source and invalidates the timer; a tick already in flight
-    ///   does nothing (generation check).
+    ///   does nothing (it finds the subscription disposed).
     /// - Scheduler: one reusable timer slot per subscription; source events and ticks are
     ///   serialised through a `SerialGate`.
     @inlinable
@@ -26,108 +26,82 @@ extension ObservableType {
     where Other.Element == Element {
         let source = self
         return Observable { observer in
-            let sink = TimeoutSink(downstream: observer, dueTime: dueTime.nanoseconds, scheduler: scheduler,
-                                   other: other.asObservable())
+            let sourceSubscription = SingleAssignmentDisposable()
+            let otherSubscription = SingleAssignmentDisposable()
+            let sink = TimedSink(TimeoutMachine(downstream: observer, dueTime: dueTime.nanoseconds,
+                                                other: other.asObservable(), sourceSubscription: sourceSubscription,
+                                                otherSubscription: otherSubscription),
+                                 scheduler: scheduler)
+            // Disposing the sink disposes the source (or, after the switch, other) first.
+            sink.setUpstream(Disposables.create(sourceSubscription, otherSubscription))
             sink.start()
-            sink.sourceSubscription.setDisposable(source.subscribe(AnyObserver { sink.on($0) }))
+            sourceSubscription.setDisposable(source.subscribe(AnyObserver { sink.send(.source($0)) }))
             return sink
         }
     }
 }
 
+/// `timeout` as a `TimedMachine`: each source element re-arms the period; the first tick
+/// that is still current switches to `other`.
 @usableFromInline
-final class TimeoutSink<Element>: OperatorSink, @unchecked Sendable {
+struct TimeoutMachine<Element>: TimedMachine {
     @usableFromInline
-    enum Message {
+    enum Input {
         case source(Event<Element>)
         case other(Event<Element>)
-        case tick(UInt64)
-        case dispose
     }
 
-    @usableFromInline let gate = SerialGate<Message>()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let dueTime: Int64
-    @usableFromInline let scheduler: SchedulerType
     @usableFromInline let other: Observable<Element>
-    // Both set once and disposed by disposeResources (or the source one on switching).
-    @usableFromInline let sourceSubscription = SingleAssignmentDisposable()
-    @usableFromInline let otherSubscription = SingleAssignmentDisposable()
-    // Touched only inside the gate (and in start(), before anything can race).
-    @usableFromInline var timer: SchedulerTimer?
-    @usableFromInline var generation: UInt64 = 1
+    // Both set once; disposed with the sink (its upstream), the source one also on switching.
+    @usableFromInline let sourceSubscription: SingleAssignmentDisposable
+    @usableFromInline let otherSubscription: SingleAssignmentDisposable
     @usableFromInline var switched = false
-    @usableFromInline var stopped = false
 
     @inlinable
-    init(downstream: AnyObserver<Element>, dueTime: Int64, scheduler: SchedulerType, other: Observable<Element>) {
+    init(downstream: AnyObserver<Element>, dueTime: Int64, other: Observable<Element>,
+         sourceSubscription: SingleAssignmentDisposable, otherSubscription: SingleAssignmentDisposable) {
         self.downstream = downstream
         self.dueTime = max(dueTime, 0)
-        self.scheduler = scheduler
         self.other = other
-        super.init()
+        self.sourceSubscription = sourceSubscription
+        self.otherSubscription = otherSubscription
     }
 
     @inlinable
-    func start() {
-        let timer = scheduler.makeTimer { [weak self] token in
-            guard let self else { return }
-            self.gate.send(.tick(token)) { self.handle($0) }
-        }
-        self.timer = timer
-        timer.arm(at: scheduler.now + dueTime, token: generation)
+    func start(_ sink: TimedSink<Self>) {
+        sink.arm(at: sink.now + dueTime)
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        gate.send(.source(event)) { self.handle($0) }
-    }
-
-    @usableFromInline
-    override func disposeResources() {
-        sourceSubscription.dispose()
-        otherSubscription.dispose()
-        gate.send(.dispose) { self.handle($0) }
-    }
-
-    @inlinable
-    func handle(_ message: Message) {
-        if case .dispose = message {
-            timer?.invalidate()
-            timer = nil
-            return
-        }
-        guard !stopped, !isDisposed else { return }
-        switch message {
+    func on(_ input: Input, _ sink: TimedSink<Self>) {
+        switch input {
         case .source(let event):
             guard !switched else { return }   // arrived after the switch: dropped
             switch event {
             case .next:
-                generation &+= 1
-                timer?.arm(at: scheduler.now + dueTime, token: generation)
+                sink.arm(at: sink.now + dueTime)
                 downstream.on(event)
             case .error, .completed:
-                stopped = true
                 downstream.on(event)
-                dispose()
+                sink.dispose()
             }
         case .other(let event):
-            if event.isStopEvent { stopped = true }
             downstream.on(event)
-            if event.isStopEvent { dispose() }
-        case .tick(let token):
-            guard !switched, token == generation else { return }   // stale tick
-            switched = true
-            timer?.invalidate()
-            timer = nil
-            sourceSubscription.dispose()
-            // Events `other` sends during subscribe are queued by the gate and handled next.
-            otherSubscription.setDisposable(other.subscribe(AnyObserver { [weak self] event in
-                guard let self else { return }
-                self.gate.send(.other(event)) { self.handle($0) }
-            }))
-        case .dispose:
-            break
+            if event.isStopEvent { sink.dispose() }
         }
+    }
+
+    @inlinable
+    mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        guard !switched, sink.isCurrent(token) else { return }   // stale tick
+        switched = true
+        sink.invalidateTimer()
+        sourceSubscription.dispose()
+        // Events `other` sends during subscribe are queued by the gate and handled next.
+        otherSubscription.setDisposable(other.subscribe(AnyObserver { [weak sink] event in
+            sink?.send(.other(event))
+        }))
     }
 }

@@ -11,7 +11,7 @@ extension ObservableType {
     /// - Error: passed on at once; the collected elements are dropped. A `count` below 1
     ///   fails at once with `RxError.argumentOutOfRange`.
     /// - Disposal: disposes the source and invalidates the timer; collected elements are
-    ///   dropped and a tick in flight does nothing (generation check).
+    ///   dropped and a tick in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: timer emissions run on `scheduler`; one reusable timer slot per
     ///   subscription, armed at subscription.
     @inlinable
@@ -22,92 +22,73 @@ extension ObservableType {
                 observer.on(.error(RxError.argumentOutOfRange))
                 return Disposables.create()
             }
-            let sink = BufferSink(downstream: observer, timeSpan: timeSpan.nanoseconds, count: count,
-                                  scheduler: scheduler)
+            let sink = TimedSink(BufferMachine(downstream: observer, timeSpan: timeSpan.nanoseconds, count: count),
+                                 scheduler: scheduler)
             sink.start()
-            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
+            sink.setUpstream(source.subscribe(AnyObserver { sink.send($0) }))
             return sink
         }
     }
 }
 
-/// Runs `BufferState` behind a `SerialGate`: source events and timer ticks may arrive on
-/// different threads.
+/// `buffer` as a `TimedMachine`: runs `BufferState` and performs its actions; the window
+/// timer is armed at subscription.
 @usableFromInline
-final class BufferSink<Element>: OperatorSink, @unchecked Sendable {
-    @usableFromInline
-    enum Message {
-        case event(Event<Element>)
-        case tick(UInt64)
-        case dispose
-    }
-
-    @usableFromInline let gate = SerialGate<Message>()
+struct BufferMachine<Element>: TimedMachine {
     @usableFromInline let downstream: AnyObserver<[Element]>
-    @usableFromInline let scheduler: SchedulerType
-    // Touched only inside the gate (and in start(), before anything can race).
     @usableFromInline var state: BufferState<Element>
-    @usableFromInline var timer: SchedulerTimer?
+    /// The deadline the timer is armed for (windows follow each other from it).
     @usableFromInline var deadline: Int64 = 0
 
     @inlinable
-    init(downstream: AnyObserver<[Element]>, timeSpan: Int64, count: Int, scheduler: SchedulerType) {
+    init(downstream: AnyObserver<[Element]>, timeSpan: Int64, count: Int) {
         self.downstream = downstream
-        self.scheduler = scheduler
         self.state = BufferState(timeSpan: timeSpan, count: count)
-        super.init()
     }
 
     @inlinable
-    func start() {
-        let timer = scheduler.makeTimer { [weak self] token in
-            guard let self else { return }
-            self.gate.send(.tick(token)) { self.handle($0) }
-        }
-        self.timer = timer
-        deadline = scheduler.now + state.timeSpan
-        timer.arm(at: deadline, token: state.generation)
+    mutating func start(_ sink: TimedSink<Self>) {
+        deadline = sink.now + state.timeSpan
+        sink.arm(at: deadline, token: state.generation)
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        gate.send(.event(event)) { self.handle($0) }
-    }
-
-    @usableFromInline
-    override func disposeResources() {
-        gate.send(.dispose) { self.handle($0) }
-    }
-
-    @inlinable
-    func handle(_ message: Message) {
+    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
+        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
+        // whole machine per event (the call's base, self, is read before the argument that
+        // mutates it).
         let action: BufferState<Element>.Action
-        switch message {
-        case .event(.next(let element)): action = state.onNext(element, now: scheduler.now)
-        case .event(.completed): action = state.onCompleted()
-        case .event(.error(let error)): action = state.onError(error)
-        case .tick(let token): action = state.onTick(token, deadline: deadline)
-        case .dispose:
-            timer?.invalidate()
-            timer = nil
-            return
+        switch event {
+        case .next(let element): action = state.onNext(element, now: sink.now)
+        case .completed: action = state.onCompleted()
+        case .error(let error): action = state.onError(error)
         }
-        if isDisposed { return }
+        perform(action, sink)
+    }
+
+    @inlinable
+    mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        let action = state.onTick(token, deadline: deadline)
+        perform(action, sink)
+    }
+
+    @inlinable @inline(__always)
+    mutating func perform(_ action: BufferState<Element>.Action, _ sink: TimedSink<Self>) {
         switch action {
         case .none:
             break
         case .emit(let array, let next, let token):
             deadline = next
-            timer?.arm(at: next, token: token)
+            sink.arm(at: next, token: token)
             downstream.on(.next(array))
         case .emitAndComplete(let array):
             downstream.on(.next(array))
-            if isDisposed { return }
+            if sink.isDisposed { return }
             downstream.on(.completed)
-            dispose()
+            sink.dispose()
         case .error(let error):
             downstream.on(.error(error))
-            dispose()
+            sink.dispose()
         }
     }
 }

@@ -6,15 +6,16 @@ extension ObservableType {
     /// - Completion: a pending element is emitted at once, then completion.
     /// - Error: passed on at once; a pending element is dropped.
     /// - Disposal: disposes the source and the timer; the pending element is dropped; a
-    ///   timer already in flight does nothing (generation check).
+    ///   timer already in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: the emission runs on `scheduler`. One reusable timer slot per
     ///   subscription: re-arming per element allocates nothing.
     @inlinable
     public func debounce(_ dueTime: RxTimeInterval, scheduler: SchedulerType) -> Observable<Element> {
         let source = self
         return Observable { observer in
-            let sink = DebounceSink(downstream: observer, dueTime: dueTime.nanoseconds, scheduler: scheduler)
-            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
+            let sink = TimedSink(DebounceMachine(downstream: observer, dueTime: dueTime.nanoseconds),
+                                 scheduler: scheduler)
+            sink.setUpstream(source.subscribe(AnyObserver { sink.send($0) }))
             return sink
         }
     }
@@ -22,7 +23,9 @@ extension ObservableType {
 
 /// The debounce decisions, free of threads and timers.
 ///
-/// Public so frame-level filters run exactly the logic the `debounce` operator runs.
+/// Public so frame-level filters run exactly the logic the `debounce` operator runs. The
+/// state changes only through its operations (`onNext`, `onTick`, `onCompleted`,
+/// `onError`); its fields are read-only outside the type.
 public struct DebounceState<Element> {
     /// What the owner must do after an input.
     public enum Action {
@@ -40,12 +43,16 @@ public struct DebounceState<Element> {
 
     /// The quiet period in scheduler nanoseconds.
     public let dueTime: Int64
+    @usableFromInline var _pending: Element? = nil
+    @usableFromInline var _generation: UInt64 = 0
+    @usableFromInline var _stopped = false
+
     /// The element waiting for the quiet period to pass.
-    public var pending: Element? = nil
+    @inlinable public var pending: Element? { _pending }
     /// Token of the latest arm; a tick with another token is stale.
-    public var generation: UInt64 = 0
+    @inlinable public var generation: UInt64 { _generation }
     /// A stop event has been handled.
-    public var stopped = false
+    @inlinable public var stopped: Bool { _stopped }
 
     /// Creates the state for a quiet period of `dueTime` nanoseconds.
     @inlinable
@@ -54,109 +61,89 @@ public struct DebounceState<Element> {
     /// An element arrived at `now`.
     @inlinable
     public mutating func onNext(_ element: Element, now: Int64) -> Action {
-        if stopped { return .none }
-        pending = element
-        generation &+= 1
-        return .arm(deadline: now + dueTime, token: generation)
+        if _stopped { return .none }
+        _pending = element
+        _generation &+= 1
+        return .arm(deadline: now + dueTime, token: _generation)
     }
 
     /// The timer armed with `token` fired.
     @inlinable
     public mutating func onTick(_ token: UInt64) -> Action {
-        guard !stopped, token == generation, let element = pending else { return .none }
-        pending = nil
+        guard !_stopped, token == _generation, let element = _pending else { return .none }
+        _pending = nil
         return .emit(element)
     }
 
     /// The source completed.
     @inlinable
     public mutating func onCompleted() -> Action {
-        if stopped { return .none }
-        stopped = true
-        defer { pending = nil }
-        return .emitAndComplete(pending)
+        if _stopped { return .none }
+        _stopped = true
+        defer { _pending = nil }
+        return .emitAndComplete(_pending)
     }
 
     /// The source failed.
     @inlinable
     public mutating func onError(_ error: any Error) -> Action {
-        if stopped { return .none }
-        stopped = true
-        pending = nil
+        if _stopped { return .none }
+        _stopped = true
+        _pending = nil
         return .error(error)
     }
 }
 
-/// Runs `DebounceState` behind a `SerialGate`.
+extension DebounceState: Sendable where Element: Sendable {}
+
+/// `debounce` as a `TimedMachine`: runs `DebounceState` and performs its actions.
 @usableFromInline
-final class DebounceSink<Element>: OperatorSink, @unchecked Sendable {
-    @usableFromInline
-    enum Message {
-        case event(Event<Element>)
-        case tick(UInt64)
-        case dispose
-    }
-
-    @usableFromInline let gate = SerialGate<Message>()
+struct DebounceMachine<Element>: TimedMachine {
     @usableFromInline let downstream: AnyObserver<Element>
-    @usableFromInline let scheduler: SchedulerType
-    @usableFromInline @exclusivity(unchecked) var state: DebounceState<Element>
-    @usableFromInline @exclusivity(unchecked) var timer: SchedulerTimer?
+    @usableFromInline var state: DebounceState<Element>
 
     @inlinable
-    init(downstream: AnyObserver<Element>, dueTime: Int64, scheduler: SchedulerType) {
+    init(downstream: AnyObserver<Element>, dueTime: Int64) {
         self.downstream = downstream
-        self.scheduler = scheduler
         self.state = DebounceState(dueTime: dueTime)
-        super.init()
     }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        gate.send(.event(event)) { self.handle($0) }
-    }
-
-    @usableFromInline
-    override func disposeResources() {
-        gate.send(.dispose) { self.handle($0) }
-    }
-
-    @inlinable
-    func handle(_ message: Message) {
+    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
+        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
+        // whole machine per event (the call's base, self, is read before the argument that
+        // mutates it).
         let action: DebounceState<Element>.Action
-        switch message {
-        case .event(.next(let element)): action = state.onNext(element, now: scheduler.now)
-        case .event(.completed): action = state.onCompleted()
-        case .event(.error(let error)): action = state.onError(error)
-        case .tick(let token): action = state.onTick(token)
-        case .dispose:
-            timer?.invalidate()
-            timer = nil
-            return
+        switch event {
+        case .next(let element): action = state.onNext(element, now: sink.now)
+        case .completed: action = state.onCompleted()
+        case .error(let error): action = state.onError(error)
         }
-        if isDisposed { return }
+        perform(action, sink)
+    }
+
+    @inlinable
+    mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        let action = state.onTick(token)
+        perform(action, sink)
+    }
+
+    @inlinable @inline(__always)
+    func perform(_ action: DebounceState<Element>.Action, _ sink: TimedSink<Self>) {
         switch action {
         case .none:
             break
         case .arm(let deadline, let token):
-            if timer == nil {
-                timer = scheduler.makeTimer { [weak self] token in
-                    guard let self else { return }
-                    self.gate.send(.tick(token)) { self.handle($0) }
-                }
-            }
-            timer?.arm(at: deadline, token: token)
+            sink.arm(at: deadline, token: token)
         case .emit(let element):
             downstream.on(.next(element))
         case .emitAndComplete(let element):
             if let element { downstream.on(.next(element)) }
             downstream.on(.completed)
-            dispose()
+            sink.dispose()
         case .error(let error):
             downstream.on(.error(error))
-            dispose()
+            sink.dispose()
         }
     }
 }
-
-extension DebounceState: Sendable where Element: Sendable {}

@@ -10,7 +10,7 @@ extension ObservableType {
     ///   is emitted at the window's end and completion follows it.
     /// - Error: passed on at once; a kept element is dropped.
     /// - Disposal: disposes the source and the timer; a kept element is dropped and a timer
-    ///   already in flight does nothing (generation check).
+    ///   already in flight does nothing (it finds the subscription disposed).
     /// - Scheduler: window times are read from `scheduler`'s clock and the end-of-window
     ///   emission runs on it. One reusable timer slot per subscription.
     @inlinable
@@ -18,9 +18,9 @@ extension ObservableType {
                          scheduler: SchedulerType) -> Observable<Element> {
         let source = self
         return Observable { observer in
-            let sink = ThrottleSink(downstream: observer, dueTime: dueTime.nanoseconds,
-                                    latest: latest, scheduler: scheduler)
-            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
+            let sink = TimedSink(ThrottleMachine(downstream: observer, dueTime: dueTime.nanoseconds,
+                                                 latest: latest), scheduler: scheduler)
+            sink.setUpstream(source.subscribe(AnyObserver { sink.send($0) }))
             return sink
         }
     }
@@ -29,7 +29,9 @@ extension ObservableType {
 /// The throttle decisions, free of threads and timers: each input returns what to do.
 ///
 /// Public so frame-level filters (the noise-filter pipeline) run exactly the logic the
-/// `throttle` operator runs, pinned by the same tests.
+/// `throttle` operator runs, pinned by the same tests. The state changes only through its
+/// operations (`onNext`, `onTick`, `onCompleted`, `onError`, `discardKept`); its fields are
+/// read-only outside the type.
 public struct ThrottleState<Element> {
     /// What the owner must do after an input.
     public enum Action {
@@ -51,18 +53,25 @@ public struct ThrottleState<Element> {
     public let dueTime: Int64
     /// Whether the last element inside a window is kept for the window's end.
     public let latest: Bool
+    @usableFromInline var _windowEnd: Int64? = nil
+    @usableFromInline var _kept: Element? = nil
+    @usableFromInline var _completionPending = false
+    @usableFromInline var _stopped = false
+    @usableFromInline var _generation: UInt64 = 0
+    @usableFromInline var _armed = false
+
     /// End of the open window, or nil when none is open.
-    public var windowEnd: Int64? = nil
+    @inlinable public var windowEnd: Int64? { _windowEnd }
     /// The element kept for the window's end.
-    public var kept: Element? = nil
+    @inlinable public var kept: Element? { _kept }
     /// Completion arrived while an element was kept.
-    public var completionPending = false
+    @inlinable public var completionPending: Bool { _completionPending }
     /// A stop event has been handled.
-    public var stopped = false
+    @inlinable public var stopped: Bool { _stopped }
     /// Token of the armed timer; a tick with another token is stale.
-    public var generation: UInt64 = 0
+    @inlinable public var generation: UInt64 { _generation }
     /// Whether a timer is armed for the window's end.
-    public var armed = false
+    @inlinable public var armed: Bool { _armed }
 
     /// Creates the state for windows of `dueTime` nanoseconds.
     @inlinable
@@ -74,20 +83,20 @@ public struct ThrottleState<Element> {
     /// An element arrived at `now`.
     @inlinable
     public mutating func onNext(_ element: Element, now: Int64) -> Action {
-        if stopped { return .none }
-        if let end = windowEnd, now < end {
+        if _stopped { return .none }
+        if let end = _windowEnd, now < end {
             guard latest else { return .none }
-            kept = element
-            if armed { return .none }
-            armed = true
-            generation &+= 1
-            return .arm(deadline: end, token: generation)
+            _kept = element
+            if _armed { return .none }
+            _armed = true
+            _generation &+= 1
+            return .arm(deadline: end, token: _generation)
         }
-        windowEnd = now + dueTime
-        if kept != nil || armed {
-            kept = nil
-            armed = false
-            generation &+= 1
+        _windowEnd = now + dueTime
+        if _kept != nil || _armed {
+            _kept = nil
+            _armed = false
+            _generation &+= 1
             return .emitAndDisarm(element)
         }
         return .emit(element)
@@ -96,16 +105,16 @@ public struct ThrottleState<Element> {
     /// The timer armed with `token` fired at `now`.
     @inlinable
     public mutating func onTick(_ token: UInt64, now: Int64) -> Action {
-        guard armed, token == generation, !stopped else { return .none }
-        armed = false
-        guard let element = kept else {
-            windowEnd = nil
+        guard _armed, token == _generation, !_stopped else { return .none }
+        _armed = false
+        guard let element = _kept else {
+            _windowEnd = nil
             return .none
         }
-        kept = nil
-        windowEnd = now + dueTime
-        if completionPending {
-            stopped = true
+        _kept = nil
+        _windowEnd = now + dueTime
+        if _completionPending {
+            _stopped = true
             return .emitAndComplete(element)
         }
         return .emit(element)
@@ -114,23 +123,89 @@ public struct ThrottleState<Element> {
     /// The source completed.
     @inlinable
     public mutating func onCompleted() -> Action {
-        if stopped { return .none }
-        if kept != nil {
-            completionPending = true
+        if _stopped { return .none }
+        if _kept != nil {
+            _completionPending = true
             return .none
         }
-        stopped = true
+        _stopped = true
         return .emitAndComplete(nil)
     }
 
     /// The source failed.
     @inlinable
     public mutating func onError(_ error: any Error) -> Action {
-        if stopped { return .none }
-        stopped = true
-        kept = nil
+        if _stopped { return .none }
+        _stopped = true
+        _kept = nil
         return .error(error)
+    }
+
+    /// Drops the kept element, if any, and returns it; the window and its timer stay as
+    /// they are (the tick then closes the window without emitting). Not an input of the
+    /// `throttle` operator: a frame filter calls it when a newer input makes the kept element
+    /// stale (the noise filter's hysteresis: the axis came back to the delivered value).
+    @inlinable
+    @discardableResult
+    public mutating func discardKept() -> Element? {
+        defer { _kept = nil }
+        return _kept
     }
 }
 
 extension ThrottleState: Sendable where Element: Sendable {}
+
+/// `throttle` as a `TimedMachine`: runs `ThrottleState` and performs its actions.
+@usableFromInline
+struct ThrottleMachine<Element>: TimedMachine {
+    @usableFromInline let downstream: AnyObserver<Element>
+    @usableFromInline var state: ThrottleState<Element>
+
+    @inlinable
+    init(downstream: AnyObserver<Element>, dueTime: Int64, latest: Bool) {
+        self.downstream = downstream
+        self.state = ThrottleState(dueTime: dueTime, latest: latest)
+    }
+
+    @inlinable
+    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
+        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
+        // whole machine per event (the call's base, self, is read before the argument that
+        // mutates it).
+        let action: ThrottleState<Element>.Action
+        switch event {
+        case .next(let element): action = state.onNext(element, now: sink.now)
+        case .completed: action = state.onCompleted()
+        case .error(let error): action = state.onError(error)
+        }
+        perform(action, sink)
+    }
+
+    @inlinable
+    mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
+        let action = state.onTick(token, now: sink.now)
+        perform(action, sink)
+    }
+
+    @inlinable @inline(__always)
+    func perform(_ action: ThrottleState<Element>.Action, _ sink: TimedSink<Self>) {
+        switch action {
+        case .none:
+            break
+        case .emit(let element):
+            downstream.on(.next(element))
+        case .emitAndDisarm(let element):
+            sink.disarm()
+            downstream.on(.next(element))
+        case .arm(let deadline, let token):
+            sink.arm(at: deadline, token: token)
+        case .emitAndComplete(let element):
+            if let element { downstream.on(.next(element)) }
+            downstream.on(.completed)
+            sink.dispose()
+        case .error(let error):
+            downstream.on(.error(error))
+            sink.dispose()
+        }
+    }
+}
