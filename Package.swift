@@ -33,13 +33,14 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CSystemd", path: "CShims/CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CLinux", path: "CShims/CLinux"),
         .systemLibrary(name: "CMosquitto", path: "CShims/CMosquitto", pkgConfig: "libmosquitto",
                        providers: [.apt(["libmosquitto-dev"])]),
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
         .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
-        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev"]),
+        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
         .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).

@@ -3,20 +3,20 @@ import Reactive
 
 /// Reads one open device on fd readiness and publishes its frames.
 ///
-/// The monitor's `ReadinessLoop` wakes the reader on the scheduler's queue when the fd is
-/// readable or hung up (no polling); each wake-up drains what libevdev has, up to a bound so
-/// one busy device cannot starve the queue. When the bound cuts a wake-up short, libevdev may
+/// The `InputLoop` calls the reader on its thread when the fd is readable or hung up (no
+/// polling); each call drains what libevdev has, up to a bound so one busy device cannot
+/// starve the others. When the bound cuts a wake-up short, libevdev may
 /// hold the rest in its own queue with nothing left on the fd (it reads the fd only when its
-/// queue is empty), so the reader says `.morePending` and the loop runs it again without
-/// waiting for readiness — a key release never waits for the next hardware event. Confined
-/// to the queue. `stop()` unregisters the fd, then closes it.
+/// queue is empty), so the reader says `.morePending` and the loop runs it again on its next turn
+/// without waiting for readiness — a key release never waits for the next hardware event.
+/// Confined to the loop thread. `stop()` unregisters the fd, then closes it.
 final class DeviceReader {
     let device: EvdevDevice
     let frames = PublishSubject<InputFrame>()
     private let counters: MonitorCounters
     private let onGone: (SystemError) -> Void
-    private var loop: ReadinessLoop?
-    private var token: ReadinessLoop.Token?
+    private var loop: InputLoop?
+    private var token: InputLoop.Token?
     private var assembler = FrameAssembler()
     private var stopped = false
     private static let eventsPerWakeUp = 512
@@ -28,7 +28,7 @@ final class DeviceReader {
     }
 
     /// Starts watching the fd.
-    func start(loop: ReadinessLoop) {
+    func start(loop: InputLoop) {
         self.loop = loop
         token = loop.register(fd: device.fd.rawValue) { [weak self] in self?.drain() ?? .drained }
     }
@@ -40,7 +40,7 @@ final class DeviceReader {
     func stop() {
         if stopped { return }
         stopped = true
-        if let token { loop?.unregister(token) }
+        if let token { loop?.unregister(token, fd: device.fd.rawValue) }
         token = nil
         loop = nil
         device.close()
@@ -48,7 +48,7 @@ final class DeviceReader {
         frames.onCompleted()
     }
 
-    private func drain() -> ReadinessLoop.Outcome {
+    private func drain() -> InputLoop.Outcome {
         var budget = Self.eventsPerWakeUp
         do {
             while !stopped {

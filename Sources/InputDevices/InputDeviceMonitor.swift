@@ -1,4 +1,3 @@
-import Dispatch
 import InputModel
 import Reactive
 import Synchronization
@@ -11,9 +10,8 @@ import Glibc
 /// `devices` is the whole interface: an `Observable<DeviceStream>`, one stream per device,
 /// whose frames complete when the device goes away. Each subscription runs its own udev
 /// monitor (a cold observable: the subscription owns the sockets and fds it opens), and all
-/// of its state lives on the scheduler's serial queue — udev events, fd readiness (reported
-/// by a `ReadinessLoop` thread), open retries and every delivery — so nothing here takes a
-/// lock. Inside a subscription, each device's resources belong to a `DeviceScope`.
+/// of its state lives on one `InputLoop` thread — udev events, fd readiness, open retries
+/// and every delivery — so nothing here takes a lock. Inside a subscription, each device's resources belong to a `DeviceScope`.
 public final class InputDeviceMonitor: Sendable {
     /// What to monitor and how hard to try opening.
     public struct Options: Sendable {
@@ -57,27 +55,21 @@ public final class InputDeviceMonitor: Sendable {
         public var udevOverflows: Int
     }
 
-    let scheduler: SerialDispatchQueueScheduler
+    let loop: InputLoop
     let options: Options
-    private let queueKey = DispatchSpecificKey<UInt8>()
     let scopes = ScopeCounter()
     let counters = MonitorCounters()
     let udevFD = Atomic<Int32>(-1)
 
-    /// Creates a monitor that works and delivers on `scheduler`. Nothing happens until
+    /// Creates a monitor that works and delivers on `loop`'s thread. Nothing happens until
     /// `devices` is subscribed.
-    public init(scheduler: SerialDispatchQueueScheduler, options: Options = .init()) {
-        self.scheduler = scheduler
+    public init(loop: InputLoop, options: Options = .init()) {
+        self.loop = loop
         self.options = options
-        scheduler.queue.setSpecific(key: queueKey, value: 1)
-    }
-
-    deinit {
-        scheduler.queue.setSpecific(key: queueKey, value: nil)
     }
 
     /// One `DeviceStream` per input device: subscribing enumerates the present devices, then
-    /// follows udev. Delivered on the scheduler.
+    /// follows udev. Delivered on the loop thread.
     ///
     /// - A device is announced once it is open (`access: .open`), or as `.inaccessible` when
     ///   opening keeps failing (EACCES/EPERM after the retry budget, any other errno at once);
@@ -120,17 +112,14 @@ public final class InputDeviceMonitor: Sendable {
                    udevOverflows: counters.udevOverflows.load(ordering: .relaxed))
     }
 
-    // MARK: Queue confinement
-
-    private var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) != nil }
+    // MARK: Loop confinement
 
     func onQueue(_ work: @escaping () -> Void) {
-        if isOnQueue { work() } else { scheduler.schedule(work) }
+        if loop.isCurrent { work() } else { loop.schedule(work) }
     }
 }
 
-/// One subscription of `devices`: its udev monitor, readiness loop and devices. Confined to
-/// the monitor's queue.
+/// One subscription of `devices`: its udev monitor and devices. Confined to the loop thread.
 private final class MonitorRun: @unchecked Sendable {
     private let monitor: InputDeviceMonitor
     private var observer: AnyObserver<DeviceStream>?
@@ -150,12 +139,11 @@ private final class MonitorRun: @unchecked Sendable {
         self.observer = observer
     }
 
-    /// The udev handles and the readiness loop that watches the monitor socket and the devices.
+    /// The udev handles, and the monitor socket's registration on the loop.
     private struct Running {
         let context: UdevContext
         let monitor: UdevMonitor
-        let loop: ReadinessLoop
-        let udevToken: ReadinessLoop.Token
+        let udevToken: InputLoop.Token
     }
 
     func start() {
@@ -173,9 +161,8 @@ private final class MonitorRun: @unchecked Sendable {
         // Listen before enumerating, so a device plugged in between is seen (twice at worst:
         // entries are keyed by syspath).
         let udev = try UdevMonitor(context: context, receiveBuffer: monitor.options.udevReceiveBuffer)
-        let loop = try ReadinessLoop(scheduler: monitor.scheduler)
         let counters = self.counters
-        let token = loop.register(fd: udev.fd) { [weak self] in
+        let token = monitor.loop.register(fd: udev.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
             while true {
                 switch udev.receive() {
@@ -191,7 +178,7 @@ private final class MonitorRun: @unchecked Sendable {
             }
         }
         monitor.udevFD.store(udev.fd, ordering: .relaxed)
-        running = Running(context: context, monitor: udev, loop: loop, udevToken: token)
+        running = Running(context: context, monitor: udev, udevToken: token)
         for device in try context.enumerateEventDevices() where device.isInitialized {
             // Not yet initialised: udev is still processing it and its `add` will follow.
             if running == nil { return }   // disposed from inside onNext
@@ -202,17 +189,15 @@ private final class MonitorRun: @unchecked Sendable {
     func stop() {
         observer = nil
         if let running {
-            running.loop.unregister(running.udevToken)
+            monitor.loop.unregister(running.udevToken, fd: running.monitor.fd)
             monitor.udevFD.store(-1, ordering: .relaxed)
         }
-        let loop = running?.loop
         running = nil   // releases the udev monitor (closing its socket) and context
         let all = entries.values.sorted { $0.sequence < $1.sequence }
         entries = [:]
         vanished = []
         parents = [:]
         for entry in all { entry.scope.dispose() }
-        loop?.stop()   // after the readers have unregistered
     }
 
     /// uevents were lost (the socket overflowed): compare the devices udev knows now with
@@ -285,7 +270,7 @@ private final class MonitorRun: @unchecked Sendable {
         guard let path = entry.info.devnode else { return }
         entry.state = .opening
         let counters = self.counters
-        let attempt = openWithRetry(policy: monitor.options.openRetry, scheduler: monitor.scheduler,
+        let attempt = openWithRetry(policy: monitor.options.openRetry, scheduler: monitor.loop,
                                     onRetry: { _, _ in counters.openRetries.wrappingAdd(1, ordering: .relaxed) },
                                     open: { try EvdevDevice(path: path) })
             .subscribe(onNext: { [weak self, weak entry] device in
@@ -308,12 +293,13 @@ private final class MonitorRun: @unchecked Sendable {
             self.remove(entry, cause: error.isNoDevice ? .noDevice : .readError)
         }
         entry.state = .open(reader)
-        guard let loop = running?.loop, entry.scope.insert(Disposables.create { reader.stop() }) != nil else {
+        guard running != nil, entry.scope.insert(Disposables.create { reader.stop() }) != nil else {
             reader.stop()
             return
         }
         let claim = StreamClaim()
         let monitor = self.monitor
+        let loop = monitor.loop
         // The subscription owns the device: it starts reading, and disposing it closes the fd.
         let frames = Observable<InputFrame>.create { [weak self, weak entry] observer in
             guard claim.take() else {
@@ -381,7 +367,7 @@ private final class StreamClaim: Sendable {
     var isTaken: Bool { taken.load(ordering: .acquiring) }
 }
 
-/// One device known to a monitor subscription. Confined to the monitor's queue.
+/// One device known to a monitor subscription. Confined to the loop thread.
 private final class DeviceEntry {
     enum State {
         case opening
@@ -423,8 +409,8 @@ final class MonitorCounters: Sendable {
 }
 
 extension InputDeviceMonitor {
-    /// The scheduler everything runs on (diagnostics in the e2e suite).
-    public var diagnosticScheduler: SerialDispatchQueueScheduler { scheduler }
+    /// The loop everything runs on (diagnostics in the e2e suite).
+    public var diagnosticLoop: InputLoop { loop }
 
     /// udev monitor wake-ups, messages received, and whether its socket has data waiting now.
     public var diagnosticUdev: (wakeUps: Int, messages: Int, pending: Bool) {

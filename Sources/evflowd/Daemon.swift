@@ -1,4 +1,5 @@
 import Foundation
+import InputDevices
 import InputModel
 import Logging
 import Pipeline
@@ -16,7 +17,7 @@ struct Daemon: Sendable {
     let source: InputSource
     let hub: DeviceHub
     let server: StateServer
-    let inputScheduler: SerialDispatchQueueScheduler
+    let inputScheduler: InputLoop
 
     func run() async throws {
         let inputReady = Latch()
@@ -37,6 +38,7 @@ struct Daemon: Sendable {
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         logger.info("evflowd \(Evflowd.release) starting: \(source.description)")
+        defer { inputScheduler.shutdown() }
         try await group.run()
         logger.info("evflowd stopped")
     }
@@ -74,7 +76,7 @@ final class Latch: Sendable {
 struct InputService: Service {
     let source: InputSource
     let hub: DeviceHub
-    let scheduler: SerialDispatchQueueScheduler
+    let scheduler: InputLoop
     let ready: Latch
     let logger: Logger
 
@@ -148,7 +150,7 @@ struct ServerService: Service {
 struct SystemdService: Service {
     let hub: DeviceHub
     let server: StateServer
-    let inputScheduler: SerialDispatchQueueScheduler
+    let inputScheduler: InputLoop
     let after: Latch
     let logger: Logger
 

@@ -68,7 +68,12 @@ struct DaemonBuilder {
 
     func build() throws -> Daemon {
         let config = try Self.loadConfig(options.configPath)
-        let scheduler = SerialDispatchQueueScheduler(label: "evflow.input", qos: .userInteractive)
+        let scheduler: InputLoop
+        do {
+            scheduler = try InputLoop(name: "evflow.input")
+        } catch {
+            throw StartupError.input("input thread: \(error)")
+        }
         let source = try makeSource(scheduler: scheduler)
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
 
@@ -96,7 +101,7 @@ struct DaemonBuilder {
                       inputScheduler: scheduler)
     }
 
-    private func makeSource(scheduler: SerialDispatchQueueScheduler) throws -> InputSource {
+    private func makeSource(scheduler: InputLoop) throws -> InputSource {
         if options.demo || !options.replay.isEmpty {
             var recordings: [Recording] = []
             if options.demo {
@@ -127,7 +132,7 @@ struct DaemonBuilder {
             return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
                                devices: replay.devices, retain: replay)
         }
-        let monitor = InputDeviceMonitor(scheduler: scheduler)
+        let monitor = InputDeviceMonitor(loop: scheduler)
         return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor)
     }
 

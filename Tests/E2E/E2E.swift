@@ -37,14 +37,21 @@ struct E2E {
             exit(1)
         }
 
-        // libdispatch creates its epoll, eventfd and timerfd descriptors lazily, and the first
-        // getpwnam may load NSS modules: do both once so the fd baselines measure evflow only.
-        let scheduler = SerialDispatchQueueScheduler(label: "evflow.e2e.input")
-        warmUp(scheduler)
+        // The input loop opens its epoll, eventfd and timerfd at once, and the first getpwnam
+        // may load NSS modules: both before the fd baselines, which measure the monitor only.
+        let loop: InputLoop
+        do {
+            loop = try InputLoop(name: "evflow.e2e")
+        } catch {
+            say("FAIL setup: input loop: \(error)")
+            say("0 passed, 1 failed")
+            exit(1)
+        }
+        warmUp(loop)
         let fdsBeforeMonitor = openFileDescriptorCount() ?? -1
         say("fds before the monitor: \(openFileDescriptorTargets())")
         let liveBeforeMonitor = LiveResources.count
-        let monitor = InputDeviceMonitor(scheduler: scheduler)
+        let monitor = InputDeviceMonitor(loop: loop)
         let recorder = Recorder()
         let frameSubscriptions = CounterBox()
         // Every device's stream is followed to its end (recorded as `removed`); the suite's own
@@ -213,7 +220,7 @@ struct E2E {
                 say("cycles: \(removed) removed after \(seconds(since: start))")
                 if removed == lastRemoved {   // stalled: show what everyone is waiting for
                     say("  diag: udev \(monitor.diagnosticUdev)")
-                    diagnose(scheduler: monitor.diagnosticScheduler, child: child)
+                    diagnose(loop: monitor.diagnosticLoop, child: child)
                 }
                 lastRemoved = removed
             }
@@ -388,34 +395,23 @@ struct E2E {
     }
 }
 
-/// Makes libdispatch create its lazily opened descriptors (epoll, eventfd, timerfd) and NSS
-/// load its modules before the suite measures fd baselines.
-func warmUp(_ scheduler: SerialDispatchQueueScheduler) {
-    var fds: [Int32] = [0, 0]
-    _ = pipe(&fds)
-    let source = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: scheduler.queue)
-    let cancelled = DispatchSemaphore(value: 0)
-    source.setEventHandler {}
-    source.setCancelHandler { cancelled.signal() }
-    source.activate()
+/// Runs one timer on the loop, and makes NSS load its modules, before the suite measures fd
+/// baselines.
+func warmUp(_ loop: InputLoop) {
     let fired = CounterBox()
-    let timer = Observable<Int>.timer(.milliseconds(200), scheduler: scheduler).subscribe(onNext: { _ in fired.value = 1 })
-    waitUntil(timeout: 5) { scheduler.queue.sync { fired.value == 1 } }
+    let timer = Observable<Int>.timer(.milliseconds(200), scheduler: loop).subscribe(onNext: { _ in fired.value = 1 })
+    waitUntil(timeout: 5) { loop.sync { fired.value == 1 } }
     timer.dispose()
-    source.cancel()
-    cancelled.wait()   // dispatch must stop watching the fd before it is closed
-    close(fds[0])
-    close(fds[1])
     _ = getpwnam("nobody")
 }
 
 /// Prints what might be stuck: the monitor queue, the helper's kernel wait channel, every
 /// process not running.
-func diagnose(scheduler: SerialDispatchQueueScheduler, child: Child) {
+func diagnose(loop: InputLoop, child: Child) {
     let sem = DispatchSemaphore(value: 0)
-    scheduler.schedule { sem.signal() }
+    loop.schedule { sem.signal() }
     let responsive = sem.wait(timeout: .now() + 2) == .success
-    say("  diag: monitor queue responsive \(responsive); helper: \(child.logTail())")
+    say("  diag: input loop responsive \(responsive); helper: \(child.logTail())")
     guard let dir = opendir("/proc") else { return }
     defer { closedir(dir) }
     while let e = readdir(dir) {
@@ -432,7 +428,7 @@ func diagnose(scheduler: SerialDispatchQueueScheduler, child: Child) {
     }
 }
 
-/// A counter touched only on the monitor's queue and read after it settled.
+/// A counter touched only on the input loop and read after it settled.
 final class CounterBox: @unchecked Sendable {
     var value = 0
 }

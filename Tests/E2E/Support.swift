@@ -147,7 +147,7 @@ extension String {
 }
 
 /// What the suite saw: every device change and, for the suite's own devices (names starting
-/// with "evflow e2e"), every frame, collected on the monitor's queue.
+/// with "evflow e2e"), every frame, collected on the input loop.
 final class Recorder: @unchecked Sendable {
     struct DeviceLog {
         var frames: [InputFrame] = []
