@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Reactive", targets: ["Reactive"]),
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
         .library(name: "InputModel", targets: ["InputModel"]),
+        .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "Recording", targets: ["Recording"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "EvflowProtocol", targets: ["EvflowProtocol"]),

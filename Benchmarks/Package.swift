@@ -79,7 +79,10 @@ if ["InputModel", "Recording", "Pipeline", "StateServer"].allSatisfy({ evflowMan
         .product(name: "InputModel", package: "evflow"),
         evflowReactive,
     ]
-    package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon))
+    // L1's fd rows read through evflow's input thread (InputLoop), exported since issue #10.
+    let inputDevices: [Target.Dependency] = evflowManifest.contains(".library(name: \"InputDevices\"")
+        ? [.product(name: "InputDevices", package: "evflow")] : []
+    package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon + inputDevices))
     package.targets.append(.executableTarget(name: "MemoryBench", dependencies: daemon))
 }
 

@@ -1,16 +1,26 @@
 // L1 (docs/benchmarks.md): latency from injection into a live-mode-like source to each watching
 // client's read, over the state server's Unix socket.
 //
-// A timer thread feeds a PublishSubject at RATE Hz (frames of one REL_X event, stamped with
-// CLOCK_MONOTONIC just before `onNext`, like a kernel timestamp) → DeviceHub (default filter
-// pipeline) → StateServer on a temporary socket → CLIENTS client threads, each a blocking
-// reader that notes CLOCK_MONOTONIC when `recv` returns and subtracts the frame's `time`.
+// A timer thread injects events at RATE Hz (frames of one REL_X event, stamped with
+// CLOCK_MONOTONIC just before injection, like a kernel timestamp) → the input side → DeviceHub
+// (default filter pipeline) → StateServer on a temporary socket → CLIENTS client threads, each
+// a blocking reader that notes CLOCK_MONOTONIC when `recv` returns and subtracts the frame's
+// `time`.
+//
+// The input side, per `--sources` (each a row):
+//   loop     the injector writes each event into a pipe; evflow's input thread (InputLoop:
+//            epoll) reads it and runs the pipeline on that thread — the live path's shape.
+//   poll     the same pipe, read the way evflow did before its one input thread (≤ e20fb7a):
+//            a poll thread hands each ready fd to a serial dispatch queue (PollDispatchReader).
+//   subject  no fd: the injector calls `onNext` on a PublishSubject itself (the L1 of before).
 //
 // usage: LatencyBench [--rates 1000,8000] [--seconds 5] [--warmup 1] [--clients 10] [--reps 1]
+//                     [--sources loop,poll]
 //
-// Each evflow row is followed by a floor row: the same injector and readers with the
+// Each rate's evflow rows are followed by a floor row: the same injector and readers with the
 // injector writing pre-encoded lines straight into socket pairs (no evflow).
 import Foundation
+import InputDevices
 import InputModel
 import Logging
 import Pipeline
@@ -31,6 +41,12 @@ let rates = argument("--rates", "1000,8000").split(separator: ",").compactMap { 
 let seconds = Double(argument("--seconds", "5"))!
 let warmup = Double(argument("--warmup", "1"))!
 let clientCount = Int(argument("--clients", "10"))!
+
+enum Source: String { case loop, poll, subject }
+let sources = argument("--sources", "loop,poll").split(separator: ",").map { name -> Source in
+    guard let source = Source(rawValue: String(name)) else { fatalError("unknown source \(name): loop, poll or subject") }
+    return source
+}
 
 /// When the clients start counting and stop reading (monotonic ns).
 final class Window: Sendable {
@@ -173,17 +189,127 @@ func measureFloor(rate: Int) async throws -> String {
                   percentile(all, 0.999), Double(all.last ?? 0) / 1000)
 }
 
-func measure(rate: Int) async throws -> String {
+/// One injected event on the pipe: its stamp and its value.
+struct Record {
+    var time: Int64
+    var value: Int32
+    var pad: Int32 = 0
+}
+
+/// Reads every whole record the pipe has and emits one frame per record.
+func readRecords(_ fd: Int32, into frames: PublishSubject<InputFrame>) {
+    var buffer = [Record](repeating: Record(time: 0, value: 0), count: 64)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { return }
+        for r in buffer[0..<(n / MemoryLayout<Record>.stride)] {
+            frames.onNext(InputFrame(time: r.time, events: [InputEvent(time: r.time, type: EventType.rel, code: 0, value: r.value)]))
+        }
+    }
+}
+
+/// The input side as it was before evflow's one input thread (the `ReadinessLoop` of e20fb7a,
+/// for one fd): a thread waits in `poll`; a ready fd is disarmed under a lock and its handler
+/// is scheduled on the serial dispatch queue, which runs it, re-arms the fd under the lock and
+/// wakes the poll thread through a pipe. Kept here as the baseline for the loop row.
+final class PollDispatchReader: @unchecked Sendable {
+    private let fd: Int32
+    private let scheduler: SerialDispatchQueueScheduler
+    private let handler: () -> Void
+    private let state = Mutex<(armed: Bool, stopped: Bool)>((true, false))
+    private let wakeRead: Int32, wakeWrite: Int32
+
+    init(fd: Int32, scheduler: SerialDispatchQueueScheduler, handler: @escaping () -> Void) {
+        self.fd = fd
+        self.scheduler = scheduler
+        self.handler = handler
+        var p: [Int32] = [0, 0]
+        precondition(pipe(&p) == 0)
+        for f in p { _ = fcntl(f, F_SETFL, fcntl(f, F_GETFL) | O_NONBLOCK) }
+        wakeRead = p[0]
+        wakeWrite = p[1]
+        Thread { [self] in run() }.start()
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake()
+    }
+
+    private func wake() {
+        var b: UInt8 = 1
+        _ = write(wakeWrite, &b, 1)
+    }
+
+    private func run() {
+        var drain = [UInt8](repeating: 0, count: 64)
+        while true {
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let (armed, stopped) = state.withLock { ($0.armed, $0.stopped) }
+            if stopped { break }
+            if armed { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            if poll(&fds, nfds_t(fds.count), -1) < 0 { continue }
+            if fds[0].revents != 0 { while read(wakeRead, &drain, drain.count) > 0 {} }
+            if fds.count > 1 && fds[1].revents != 0 {
+                let ready = state.withLock { s -> Bool in
+                    guard s.armed else { return false }
+                    s.armed = false
+                    return true
+                }
+                if ready { scheduler.schedule { [self] in fire() } }
+            }
+        }
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    private func fire() {
+        guard !state.withLock({ $0.stopped }) else { return }
+        handler()
+        state.withLock { $0.armed = true }
+        wake()
+    }
+}
+
+func measure(rate: Int, source: Source) async throws -> String {
     let devices = PublishSubject<DeviceStream>()
     let frames = PublishSubject<InputFrame>()
-    let scheduler = SerialDispatchQueueScheduler(label: "evflow.input")
+    var loop: InputLoop?
+    var queueScheduler: SerialDispatchQueueScheduler?
+    let scheduler: SchedulerType
+    if source == .loop {
+        loop = try InputLoop(name: "l1.input")
+        scheduler = loop!
+    } else {
+        queueScheduler = SerialDispatchQueueScheduler(label: "evflow.input")
+        scheduler = queueScheduler!
+    }
+    /// Runs `work` on the input side's thread and waits.
+    func onInput(_ work: @escaping () -> Void) {
+        if let loop { loop.sync(work) } else { queueScheduler!.queue.sync(execute: work) }
+    }
     let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
     let hubSubscription = hub.run(devices.asObservable())
     var mouse = DeviceInfo(name: "Bench Mouse", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1))
     mouse.classes = [.mouse]
     mouse.capabilities = [EventType.rel: [0, 1]]
-    scheduler.queue.sync {}   // the hub subscribes on its scheduler
-    scheduler.queue.sync { devices.onNext(DeviceStream(info: mouse, frames: frames.asObservable())) }
+    onInput {}   // the hub subscribes on its scheduler
+    onInput { devices.onNext(DeviceStream(info: mouse, frames: frames.asObservable())) }
+
+    // The fd sources: a pipe the injector writes records into, read on the input side.
+    var p: [Int32] = [-1, -1]
+    var token: InputLoop.Token?
+    var pollReader: PollDispatchReader?
+    if source != .subject {
+        precondition(pipe(&p) == 0)
+        _ = fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK)
+        let fd = p[0]
+        if let loop {
+            token = loop.sync { loop.register(fd: fd) { readRecords(fd, into: frames); return .drained } }
+        } else {
+            pollReader = PollDispatchReader(fd: fd, scheduler: queueScheduler!) { readRecords(fd, into: frames) }
+        }
+    }
 
     let path = "/tmp/evflow-l1-\(getpid()).sock"
     var logger = Logger(label: "L1")
@@ -198,11 +324,12 @@ func measure(rate: Int) async throws -> String {
     for t in threads { t.start() }
     try await Task.sleep(for: .milliseconds(300))   // every WATCH answered
 
-    // The injector: absolute deadlines every 1/rate s; the stamp is taken right before onNext.
+    // The injector: absolute deadlines every 1/rate s; the stamp is taken right before the
+    // event is injected (written to the pipe, or sent into the subject).
     let period = Int64(1e9) / Int64(rate)
     let injectEnd = start + Int64((warmup + seconds) * 1e9)
-    let injected = Atomic<Int>(0)
     let done = DispatchSemaphore(value: 0)
+    let writeFD = p[1]
     let injector = Thread {
         var next = monotonicNow()
         var value: Int32 = 1
@@ -213,8 +340,12 @@ func measure(rate: Int) async throws -> String {
             let now = monotonicNow()
             if now >= injectEnd { break }
             value = -value
-            frames.onNext(InputFrame(time: now, events: [InputEvent(time: now, type: EventType.rel, code: 0, value: value)]))
-            injected.add(1, ordering: .relaxed)
+            if source == .subject {
+                frames.onNext(InputFrame(time: now, events: [InputEvent(time: now, type: EventType.rel, code: 0, value: value)]))
+            } else {
+                var record = Record(time: now, value: value)
+                _ = write(writeFD, &record, MemoryLayout<Record>.stride)
+            }
         }
         done.signal()
     }
@@ -227,22 +358,29 @@ func measure(rate: Int) async throws -> String {
     let rss = vmRSSKiB()
     let dropped = server.droppedClients
     await server.shutdown()
-    hubSubscription.dispose()
+    if let loop, let token { loop.sync { loop.unregister(token, fd: p[0]) } }
+    pollReader?.stop()
+    onInput { hubSubscription.dispose() }
+    loop?.shutdown()
+    if source != .subject {
+        close(p[0])
+        close(p[1])
+    }
 
     let all = clients.flatMap { $0.samples }.sorted()
     let expected = Int(Double(rate) * seconds) * clientCount
-    return String(format: "| %5d Hz | %2d | %8d (of ~%d) | %7.1f | %7.1f | %7.1f | %8.1f | %d | %d |",
-                  rate, clientCount, all.count, expected, percentile(all, 0.5), percentile(all, 0.99),
+    return String(format: "| %5d Hz ", rate) + source.rawValue + String(format: " | %2d | %8d (of ~%d) | %7.1f | %7.1f | %7.1f | %8.1f | %d | %d |",
+                  clientCount, all.count, expected, percentile(all, 0.5), percentile(all, 0.99),
                   percentile(all, 0.999), Double(all.last ?? 0) / 1000, dropped, rss)
 }
 
 print("| rate | clients | samples | p50 µs | p99 µs | p99.9 µs | max µs | dropped clients | RSS KiB |")
 print("|---|---|---|---|---|---|---|---|---|")
-// Interleaved: evflow, then the floor, per rate, `--reps` times.
+// Interleaved: each source's evflow row, then the floor, per rate, `--reps` times.
 let reps = Int(argument("--reps", "1"))!
 for _ in 0..<reps {
     for rate in rates {
-        print(try await measure(rate: rate))
+        for source in sources { print(try await measure(rate: rate, source: source)) }
         print(try await measureFloor(rate: rate))
     }
 }
