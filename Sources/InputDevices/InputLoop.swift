@@ -141,6 +141,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
     @discardableResult
     public func schedule(_ action: @escaping () -> Void) -> Disposable {
         let cancel = BooleanDisposable()
+        let action = LiveResources.carry(action)
         enqueue { if !cancel.isDisposed { action() } }
         return cancel
     }
@@ -148,6 +149,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
     /// Runs `action` on the loop thread at or after `now + dueTime`.
     @discardableResult
     public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> Disposable {
+        let action = LiveResources.carry(action)
         let timer = LoopTimer(loop: self) { _ in action() }
         timer.oneShot = true
         timer.arm(at: monotonicNow() + max(dueTime.nanoseconds, 0), token: 1)
@@ -156,7 +158,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 
     /// A reusable timer on the loop's heap.
     public func makeTimer(_ handler: @escaping (UInt64) -> Void) -> SchedulerTimer {
-        LoopTimer(loop: self, handler: handler)
+        LoopTimer(loop: self, handler: LiveResources.carry(handler))
     }
 
     /// Runs `work` on the loop thread and waits for its result (at once when called there).
@@ -193,7 +195,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
             // EEXIST/EBADF/ENOMEM/EPERM: a caller's bug or an fd that cannot be watched.
             preconditionFailure("epoll_ctl(ADD, \(fd)): errno \(errno)")
         }
-        handlers[token] = handler
+        handlers[token] = LiveResources.carry(handler)
         return token
     }
 
@@ -419,6 +421,8 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 /// A reusable one-shot timer on an `InputLoop`'s heap. Arming from the loop thread is a heap
 /// sift; from another thread it is a job that does the same.
 final class LoopTimer: SchedulerTimer, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     private let loop: InputLoop
     /// Released on invalidation (on the loop thread).
     private var handler: ((UInt64) -> Void)?
@@ -433,11 +437,6 @@ final class LoopTimer: SchedulerTimer, @unchecked Sendable {
     init(loop: InputLoop, handler: @escaping (UInt64) -> Void) {
         self.loop = loop
         self.handler = handler
-        LiveResources.increment()
-    }
-
-    deinit {
-        LiveResources.decrement()
     }
 
     var isInvalidated: Bool { invalidated.load(ordering: .acquiring) }

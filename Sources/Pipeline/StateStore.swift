@@ -138,6 +138,8 @@ public final class StateStore: @unchecked Sendable {
 extension StateStore {
     /// One device's state block: atomic words behind a sequence lock.
     public final class Slot: @unchecked Sendable {
+        /// Counts this object in `LiveResources` until it is destroyed.
+        private let live = LiveResources.Token()
         /// The device.
         public let info: DeviceInfo
 
@@ -171,13 +173,11 @@ extension StateStore {
                 seen |= 1 << UInt64(code)
             }
             words[Self.absSeen].store(seen, ordering: .relaxed)
-            LiveResources.increment()
         }
 
         deinit {
             words.deinitialize(count: Self.wordCount)
             words.deallocate()
-            LiveResources.decrement()
         }
 
         // MARK: writer side (one writer per slot)

@@ -21,6 +21,8 @@ import Synchronization
 /// Several recordings play together on one time base; a device that appears twice gets a
 /// `#2`, `#3`... suffix on its id. One reusable timer slot drives the whole replay.
 public final class ReplaySource: @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     enum StepKind {
         case add
         case frame(Int)
@@ -115,10 +117,7 @@ public final class ReplaySource: @unchecked Sendable {
         droppedIncompleteEvents = dropped
         subjects = infos.map { _ in PublishSubject<InputFrame>() }
         present = infos.map { _ in false }
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     /// One stream per device (per pass, when looping), in the recordings' order; its frames
     /// complete when the replay removes the device. `frames` may be subscribed any number of

@@ -1,8 +1,9 @@
 import InputDevices
 import InputModel
+import ReactiveTesting
 import Testing
 
-@Suite("DeviceInfo from udev and libevdev")
+@Suite("DeviceInfo from udev and libevdev", .ownLiveResources)
 struct DeviceDescriptionTests {
     /// What udev reports for a USB keyboard's event node (trimmed from `udevadm info`).
     let keyboardProperties = [
@@ -88,7 +89,7 @@ struct DeviceDescriptionTests {
     }
 }
 
-@Suite("DeviceInfo of a device gone from sysfs")
+@Suite("DeviceInfo of a device gone from sysfs", .ownLiveResources)
 struct VanishedDeviceDescriptionTests {
     @Test("the inputN parent's uevent properties stand in for sysfs attributes")
     func parentProperties() {

@@ -1,12 +1,13 @@
 @testable import InputDevices
 import Reactive
+import ReactiveTesting
 import Testing
 
-@Suite("DeviceScope")
+@Suite("DeviceScope", .ownLiveResources)
 struct DeviceScopeTests {
     @Test("disposal disposes members in insertion order; later inserts are disposed at once")
     func disposalOrder() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let counter = ScopeCounter()
         var order: [String] = []
         do {
@@ -21,12 +22,12 @@ struct DeviceScopeTests {
             #expect(order == ["reader", "frames", "late"])
         }
         #expect(counter.value.load(ordering: .relaxed) == 0)
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("removal completes the device's frames before its subscriptions are disposed; nothing leaks")
     func removalCompletesSubscribers() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let counter = ScopeCounter()
         var events: [String] = []
         do {
@@ -43,6 +44,6 @@ struct DeviceScopeTests {
         }
         #expect(events == ["next 1", "completed", "disposed"])
         #expect(counter.value.load(ordering: .relaxed) == 0)
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -1,8 +1,9 @@
 import InputDevices
 import InputModel
+import ReactiveTesting
 import Testing
 
-@Suite("frame assembly")
+@Suite("frame assembly", .ownLiveResources)
 struct FrameAssemblerTests {
     func ev(_ t: Int64, _ type: UInt16, _ code: UInt16, _ value: Int32) -> InputEvent {
         InputEvent(time: t, type: type, code: code, value: value)

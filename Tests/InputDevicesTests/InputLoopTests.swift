@@ -5,6 +5,7 @@ import Glibc
 @testable import InputDevices
 import Reactive
 import Synchronization
+import ReactiveTesting
 import Testing
 
 /// Waits up to 5 s for `condition`, checking every millisecond.
@@ -40,7 +41,7 @@ private final class Box<T>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
-@Suite("input loop: fds")
+@Suite("input loop: fds", .ownLiveResources)
 struct InputLoopFDTests {
     @Test("a readable fd runs its handler on the loop thread, again while data remains; never after unregister; shutdown ends the thread and closes its fds")
     func pipeReadiness() throws {
@@ -132,7 +133,7 @@ struct InputLoopFDTests {
     }
 }
 
-@Suite("input loop: jobs")
+@Suite("input loop: jobs", .ownLiveResources)
 struct InputLoopJobTests {
     @Test("jobs from other threads run once each, on the loop, in each thread's order; a disposed job does not run")
     func jobsFromManyThreads() throws {
@@ -176,7 +177,7 @@ struct InputLoopJobTests {
     }
 }
 
-@Suite("input loop: timers")
+@Suite("input loop: timers", .ownLiveResources)
 struct InputLoopTimerTests {
     @Test("schedule(after:) runs on the loop no earlier than its delay; a disposed one never runs")
     func scheduleAfter() throws {

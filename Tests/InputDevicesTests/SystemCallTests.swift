@@ -2,9 +2,10 @@
 import Glibc
 #endif
 @testable import InputDevices
+import ReactiveTesting
 import Testing
 
-@Suite("errno funnel")
+@Suite("errno funnel", .ownLiveResources)
 struct SystemCallTests {
     @Test("EINTR is retried until the call answers")
     func retriesEINTR() throws {
@@ -70,15 +71,18 @@ struct SystemCallTests {
         }
     }
 
+    // The fd checks run in a child process (an exit test): the process-wide fd count is only
+    // the test's own when no other test runs beside it.
     @Test("FileDescriptor: opened and closed explicitly; the process fd count returns")
-    func fileDescriptorLifetime() throws {
-        let before = try #require(openFileDescriptorCount())
-        let fd = try FileDescriptor.openForReading("/dev/null")
-        #expect(openFileDescriptorCount() == before + 1)
-        fd.close()
-        fd.close()   // idempotent
-        #expect(fd.isClosed)
-        #expect(openFileDescriptorCount() == before)
+    func fileDescriptorLifetime() async {
+        await #expect(processExitsWith: .success) {
+            let before = openFileDescriptorCount()
+            let fd = try FileDescriptor.openForReading("/dev/null")
+            guard openFileDescriptorCount() == before.map({ $0 + 1 }) else { exit(1) }
+            fd.close()
+            fd.close()   // idempotent
+            guard fd.isClosed, openFileDescriptorCount() == before else { exit(2) }
+        }
     }
 
     @Test("opening a missing node names the path and errno")
@@ -89,11 +93,14 @@ struct SystemCallTests {
     }
 
     @Test("a node that is not an evdev device fails at once (ENOTTY) and leaks no fd")
-    func evdevOnNonDevice() throws {
-        let before = try #require(openFileDescriptorCount())
+    func evdevOnNonDevice() async {
         #expect(throws: SystemError(call: "libevdev_new_from_fd(/dev/null)", errno: ENOTTY)) {
             _ = try EvdevDevice(path: "/dev/null")
         }
-        #expect(openFileDescriptorCount() == before)
+        await #expect(processExitsWith: .success) {
+            let before = openFileDescriptorCount()
+            guard (try? EvdevDevice(path: "/dev/null")) == nil else { exit(1) }
+            guard before != nil, openFileDescriptorCount() == before else { exit(2) }
+        }
     }
 }

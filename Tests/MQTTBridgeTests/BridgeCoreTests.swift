@@ -1,6 +1,7 @@
 import EvflowProtocol
 import InputModel
 import Reactive
+import ReactiveTesting
 import Testing
 @testable import MQTTBridge
 
@@ -27,7 +28,7 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
     DeviceStateReport(device: d, switches: [0: lid], counters: DeviceCounters(framesIn: frames))
 }
 
-@Suite(.serialized) struct BridgeCoreTests {
+@Suite(.serialized, .ownLiveResources) struct BridgeCoreTests {
     let layout = try! TopicLayout(hostname: "h")
     func core(_ s: VirtualTimeScheduler, discovery: Bool = true, outbox: Int = 10) -> BridgeCore {
         var settings = BridgeSettings(layout: layout)
@@ -133,13 +134,13 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
     }
 }
 
-@Suite(.serialized) struct ReconnectingTests {
+@Suite(.serialized, .ownLiveResources) struct ReconnectingTests {
     struct Boom: Error {}
 
     @Test func backoffGrowsWhileFailingAndRestartsAfterAConnection() {
-        let before = LiveResources.count
+        let before = LiveResources.owned
         run()
-        #expect(LiveResources.count == before)   // (a virtual-time timer slot lives as long as its scheduler)
+        #expect(LiveResources.owned == before)   // (a virtual-time timer slot lives as long as its scheduler)
     }
 
     func run() {

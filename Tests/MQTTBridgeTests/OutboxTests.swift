@@ -1,10 +1,11 @@
+import ReactiveTesting
 import Testing
 @testable import MQTTBridge
 
 private func event(_ n: Int) -> OutMessage { OutMessage(topic: "e", payload: Array("\(n)".utf8), kind: .event, qos: 0) }
 private func state(_ topic: String, _ v: String) -> OutMessage { OutMessage(topic: topic, payload: Array(v.utf8), kind: .retained, qos: 1) }
 
-@Suite struct OutboxTests {
+@Suite(.ownLiveResources) struct OutboxTests {
     @Test func dropsOldestEventsAndCountsThem() {
         var o = Outbox(eventCapacity: 3)
         for i in 1...5 { o.enqueue(event(i)) }
@@ -46,7 +47,7 @@ private func state(_ topic: String, _ v: String) -> OutMessage { OutMessage(topi
     }
 }
 
-@Suite struct MinIntervalGateTests {
+@Suite(.ownLiveResources) struct MinIntervalGateTests {
     @Test func leadingThenOneTrailingPerInterval() {
         var g = MinIntervalGate(interval: 100)
         #expect(g.request(now: 0) == .now)

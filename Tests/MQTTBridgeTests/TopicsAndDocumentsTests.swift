@@ -1,6 +1,7 @@
 import EvflowProtocol
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import MQTTBridge
 
@@ -21,7 +22,7 @@ let keyboard: DeviceInfo = {
     return d
 }()
 
-@Suite struct TopicsTests {
+@Suite(.ownLiveResources) struct TopicsTests {
     @Test func defaultLayout() throws {
         let t = try TopicLayout(hostname: "kiosk-7")
         #expect(t.prefix == "evflow/kiosk-7")
@@ -53,7 +54,7 @@ let keyboard: DeviceInfo = {
     }
 }
 
-@Suite struct DocumentsTests {
+@Suite(.ownLiveResources) struct DocumentsTests {
     @Test func stateDocument() throws {
         let r = DeviceStateReport(device: keyboard, keysDown: [116, 30], abs: [0: -3], switches: [:], leds: [1: 1],
                                   lastEventTime: 42,
@@ -79,7 +80,7 @@ let keyboard: DeviceInfo = {
     }
 }
 
-@Suite struct DiscoveryTests {
+@Suite(.ownLiveResources) struct DiscoveryTests {
     let layout = try! TopicLayout(hostname: "panel")
 
     @Test func switchesBecomeBinarySensors() throws {
@@ -114,7 +115,7 @@ let keyboard: DeviceInfo = {
     }
 }
 
-@Suite struct EventStreamSpecTests {
+@Suite(.ownLiveResources) struct EventStreamSpecTests {
     @Test func parsesTheSocketsFilters() throws {
         let s = try EventStreamSpec(parsing: "devices=keyboard;types=EV_KEY,EV_SW;codes=BTN_LEFT;max-rate=50;per-code")
         #expect(s.perCode)

@@ -2,9 +2,10 @@ import Foundation
 import InputModel
 import Pipeline
 import Recording
+import ReactiveTesting
 import Testing
 
-@Suite("ChatterAnalysis") struct ChatterAnalysisTests {
+@Suite("ChatterAnalysis", .ownLiveResources) struct ChatterAnalysisTests {
     static let info = device(name: "Synthetic", classes: [.keyboard, .mouse], capabilities: [
         EventType.key: [C.KEY_A, C.KEY_B, C.code("KEY_C"), C.BTN_LEFT, C.BTN_TOUCH],
     ])
@@ -192,7 +193,7 @@ import Testing
     }
 }
 
-@Suite("AxisNoiseAnalysis (analyze --axes)") struct AxisNoiseAnalysisTests {
+@Suite("AxisNoiseAnalysis (analyze --axes)", .ownLiveResources) struct AxisNoiseAnalysisTests {
     static let stick = device(name: "Stick", classes: [.joystick], capabilities: [EventType.abs: [C.ABS_X, C.ABS_Y]],
                               absInfo: [C.ABS_X: AbsInfo(minimum: 0, maximum: 255, fuzz: 4),
                                         C.ABS_Y: AbsInfo(minimum: 0, maximum: 255, fuzz: 4)])
@@ -236,7 +237,7 @@ import Testing
     }
 }
 
-@Suite("Default debounce on the shipped recordings") struct DefaultDebounceOnFixturesTests {
+@Suite("Default debounce on the shipped recordings", .ownLiveResources) struct DefaultDebounceOnFixturesTests {
     @Test("every key and button of every shipped recording: no extra click, no real press lost", arguments: Fixtures.recordings())
     func clean(path: String) throws {
         let r = try Recording.read(contentsOf: Fixtures.recording(path))

@@ -1,12 +1,13 @@
 import InputModel
 import Pipeline
+import ReactiveTesting
 import Testing
 
 /// FilterCounts' invariant (DeviceState.swift): for every filter, at any moment,
 /// inputs = delivered at once + dropped + delayed + merged + held (at most one per code).
 /// Checked on the pure `NoiseFilter` driven the way `filterNoise` drives it: window ends that
 /// are due fire before a later frame is processed.
-@Suite("NoiseFilter: counters") struct CounterInvariantTests {
+@Suite("NoiseFilter: counters", .ownLiveResources) struct CounterInvariantTests {
     /// Filter groups: absolute axes share one group (hysteresis and rate split one input stream).
     enum Group: Hashable { case chatter, debounce, abs, rel }
 

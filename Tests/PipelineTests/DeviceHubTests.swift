@@ -9,7 +9,7 @@ import Testing
 
 /// The hub as an operator over device streams: a session lives exactly as long as its device's
 /// inner subscription; watchers get the present devices and then each new one, never twice.
-@Suite("DeviceHub: one lifetime per device") struct DeviceHubTests {
+@Suite("DeviceHub: one lifetime per device", .ownLiveResources) struct DeviceHubTests {
     static let keyboard = device(name: "Hub keyboard", vendor: 1, product: 1, classes: [.keyboard],
                                  capabilities: [EventType.key: [C.KEY_A, C.KEY_B]])
     static let mouse = device(name: "Hub mouse", vendor: 2, product: 2, classes: [.mouse],
@@ -44,7 +44,7 @@ import Testing
 
     @Test("a session lives as long as the device's frames: their completion takes it out of the store and completes the watchers' streams")
     func sessionIsTheInnerSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let rig = Rig()
             let frames = rig.plug(Self.keyboard)
@@ -65,12 +65,12 @@ import Testing
             watch.dispose()
             rig.stop()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("streams(): the devices present when it starts, then each new one — none twice, none missed")
     func snapshotThenAdded() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let rig = Rig()
             rig.plug(Self.keyboard)
@@ -88,12 +88,12 @@ import Testing
             watch.dispose()
             rig.stop()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a device whose id is already present (re-plug before the removal): the older session ends, the store holds the newer")
     func stalePresenceIsReplaced() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let rig = Rig()
             var completions = 0
@@ -117,12 +117,12 @@ import Testing
             probe.dispose()
             rig.stop()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an inaccessible device is listed while its stream lives and announced to watchers; it leaves no session")
     func inaccessibleStream() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let rig = Rig()
             var updates: [String] = []
@@ -140,7 +140,7 @@ import Testing
             watch.dispose()
             rig.stop()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposing run closes every session on the hub's scheduler, not on the disposing thread")

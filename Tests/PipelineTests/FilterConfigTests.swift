@@ -1,8 +1,9 @@
 import InputModel
 import Pipeline
+import ReactiveTesting
 import Testing
 
-@Suite("FilterConfig") struct FilterConfigTests {
+@Suite("FilterConfig", .ownLiveResources) struct FilterConfigTests {
     static let exampleFile = Fixtures.repositoryRoot.appendingPathComponent("docs/evflow.example.yaml").path
 
     static func code(_ name: String) -> UInt16 { C.code(name) }

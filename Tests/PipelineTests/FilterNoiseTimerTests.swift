@@ -6,14 +6,14 @@ import Testing
 
 /// `filterNoise` runs on the same `TimedSink` as the timed operators: disposal from inside a
 /// frame its timer delivered, and a frame sent re-entrantly from inside one (1 tick = 1 ms).
-@Suite("filterNoise: timer-driven frames")
+@Suite("filterNoise: timer-driven frames", .ownLiveResources)
 struct FilterNoiseTimerTests {
     /// KEY_A with a 25 ms chatter window: `1@0 0@10` delivers the release at 25, from the timer.
     let window = settings(EventType.key, C.KEY_A, .chatter(window: 25 * ms))
 
     @Test("disposal from inside the frame the timer delivered: nothing is delivered afterwards")
     func disposeInsideTimerFrame() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<InputFrame>()
@@ -33,12 +33,12 @@ struct FilterNoiseTimerTests {
             #expect(!subject.hasObservers)
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a frame sent from inside the frame the timer delivered is filtered after it, not nested")
     func reentrantFromTimerFrame() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<InputFrame>()
@@ -60,6 +60,6 @@ struct FilterNoiseTimerTests {
             #expect(!nested)
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -3,6 +3,7 @@ import InputModel
 import Pipeline
 import Reactive
 import Recording
+import ReactiveTesting
 import Testing
 
 /// Golden replay tests (see docs/golden.md): every shipped recording is replayed through the
@@ -13,7 +14,7 @@ import Testing
 /// filter stage has processed the last frame, right before the hub removes the device from
 /// the store (values still held for a window's end are dropped by the removal and are not
 /// in it).
-@Suite("Golden replay") struct GoldenReplayTests {
+@Suite("Golden replay", .ownLiveResources) struct GoldenReplayTests {
     /// What one replay produced.
     struct Output: Equatable {
         /// One line per filtered frame: `<time_ns> <device id> <TYPE> <CODE> <value> ...`.
@@ -144,7 +145,7 @@ import Testing
 
     @Test("replay matches the golden files, twice", arguments: Fixtures.recordings())
     func golden(path: String) throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let recording = try Recording.read(contentsOf: Fixtures.recording(path))
         let first = try Self.replay(recording)
         let second = try Self.replay(recording)
@@ -152,7 +153,7 @@ import Testing
         #expect(!first.frames.isEmpty)
         try Self.compare(first.frames, golden: path + ".frames.txt")
         try Self.compare(first.state, golden: path + ".state.json")
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     /// The frame lines of each device, in their order (devices sorted by id): across devices
@@ -169,7 +170,7 @@ import Testing
     @Test("replay speed does not change what is filtered: speeds 0 (as fast as possible), 1 and 50 give the golden output",
           arguments: Fixtures.recordings())
     func speedIndependent(path: String) throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let recording = try Recording.read(contentsOf: Fixtures.recording(path))
         let golden = try String(contentsOf: Self.goldenRoot.appendingPathComponent(path + ".frames.txt"), encoding: .utf8)
         let goldenState = try String(contentsOf: Self.goldenRoot.appendingPathComponent(path + ".state.json"), encoding: .utf8)
@@ -178,7 +179,7 @@ import Testing
             #expect(Self.perDevice(out.frames) == Self.perDevice(golden), "\(path) at speed \(speed)")
             #expect(out.state == goldenState, "\(path) at speed \(speed)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("every shipped recording has golden files, and no golden file is orphaned")

@@ -1,10 +1,11 @@
 import InputModel
 import Pipeline
 import Reactive
+import ReactiveTesting
 import Testing
 
 /// Regression tests, each named after the bug it pins.
-@Suite("Pipeline regressions") struct RegressionTests {
+@Suite("Pipeline regressions", .ownLiveResources) struct RegressionTests {
     @Test("bug: reconfiguring a code to passthrough (or removing it) lost its held value without counting it")
     func bugReconfigureToPassthroughLostHeldValueUncounted() {
         let before = settings(EventType.key, C.KEY_A, .chatter(window: 25 * ms))

@@ -2,12 +2,13 @@ import Foundation
 import InputModel
 import Pipeline
 import Recording
+import ReactiveTesting
 import Testing
 
 /// The cost of each spurious mode, measured: how much later than the device a release is
 /// delivered, over every key and button release of the shipped recordings (default windows,
 /// 15 ms keys / 25 ms buttons, spurious window 12 ms). docs/configuration.md quotes these.
-@Suite("Release latency per mode") struct ReleaseLatencyTests {
+@Suite("Release latency per mode", .ownLiveResources) struct ReleaseLatencyTests {
     /// Latencies (ns) of every delivered release: delivered time − the device's last release
     /// at or before it.
     static func latencies(mode: SpuriousMode) throws -> [Int64] {

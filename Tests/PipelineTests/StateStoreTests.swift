@@ -3,9 +3,10 @@ import InputModel
 import Pipeline
 import Reactive
 import Synchronization
+import ReactiveTesting
 import Testing
 
-@Suite("StateStore") struct StateStoreTests {
+@Suite("StateStore", .ownLiveResources) struct StateStoreTests {
     static let keyboard = device(name: "Test Keyboard", classes: [.keyboard], capabilities: [
         EventType.key: [C.KEY_A, C.KEY_B], EventType.led: [C.LED_CAPSL], EventType.sw: [C.SW_LID],
         EventType.abs: [C.ABS_X, C.ABS_Y],
@@ -14,7 +15,7 @@ import Testing
 
     @Test("snapshot fields: keys, axes (absinfo start values), switches, LEDs, time, counters")
     func snapshotFields() throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let store = StateStore()
             let slot = store.add(Self.keyboard)
@@ -57,12 +58,12 @@ import Testing
             #expect(later.lastEventTime == 50 * ms)
             #expect(store.states() == [later])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a removed device leaves the store; re-adding starts fresh")
     func removal() throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let store = StateStore()
             let other = device(name: "Other", classes: [.mouse], capabilities: [:])
@@ -85,16 +86,16 @@ import Testing
             store.remove(other.id)
             #expect(store.count == 0 && store.states().isEmpty)
         }
-        #expect(LiveResources.count == baseline)   // slots are released with the store's directory
+        #expect(LiveResources.owned == baseline)   // slots are released with the store's directory
     }
 
     /// One writer presses KEY_A and KEY_B in one frame and releases them in the next, 200,000
     /// times; readers must never see one down without the other, nor a counter going back.
     @Test("concurrent readers never see a torn state")
     func noTearing() throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         try noTearingBody()
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     func noTearingBody() throws {
@@ -160,7 +161,7 @@ import Testing
 
     @Test("directory add/remove while readers read")
     func directoryChurn() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let store = StateStore()
             let fixed = device(name: "Always There", classes: [.keyboard], capabilities: [:])
@@ -202,7 +203,7 @@ import Testing
             #expect(store.devices.map(\.id) == [fixed.id])
         }
         // Every retired directory and slot is released (the store releases leftovers in deinit).
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }
 

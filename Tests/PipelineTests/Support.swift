@@ -112,9 +112,9 @@ struct FilterRun {
 /// runs until nothing is left. Checks that the live-resource count is back to its baseline.
 func runFilter(_ settings: DeviceFilterSettings, _ input: [InputFrame], completeAt: Int? = nil,
                disposeAt: Int? = nil, updates: [(Int, DeviceFilterSettings)] = []) -> FilterRun {
-    let baseline = LiveResources.count
+    let baseline = LiveResources.owned
     let run = runFilterBody(settings, input, completeAt: completeAt, disposeAt: disposeAt, updates: updates)
-    #expect(LiveResources.count == baseline, "filterNoise left live resources behind")
+    #expect(LiveResources.owned == baseline, "filterNoise left live resources behind")
     return run
 }
 

@@ -4,13 +4,13 @@ import ReactiveTesting
 import Testing
 
 /// buffer(timeSpan:count:scheduler:).
-@Suite("buffer")
+@Suite("buffer", .ownLiveResources)
 struct BufferTests {
     private func symbol(_ array: [Int]) -> String { array.isEmpty ? "e" : "\(array.count)" }
 
     @Test("emits every timeSpan (empty arrays too) or when count is reached; a count emission restarts the timer")
     func timeAndCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -28,12 +28,12 @@ struct BufferTests {
             #expect(source.subscriptions == [Subscription(200, 335)])
             #expect(Marbles.render(observer.events, start: 200, symbol: symbol) == "---3--e--1--e(e|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("completion flushes the current array, then completes")
     func flushOnCompletion() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .completed(225)])
@@ -44,12 +44,12 @@ struct BufferTests {
             #expect(source.subscriptions == [Subscription(200, 225)])
             #expect(Marbles.render(observer.events, start: 200, symbol: symbol) == "--(2|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an error drops the collected elements")
     func errorDrops() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(1))])
@@ -59,12 +59,12 @@ struct BufferTests {
             #expect(observer.events == [.error(220, TestError(1))])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal while the timer is pending: nothing is emitted afterwards")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(240, 2)])
@@ -74,12 +74,12 @@ struct BufferTests {
             #expect(observer.events == [.next(230, [1])])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("count below 1 fails with argumentOutOfRange")
     func badCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observer = scheduler.start {
@@ -92,7 +92,7 @@ struct BufferTests {
 
     @Test("a synchronous source fills several arrays by count, then flushes")
     func synchronous() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var arrays: [[Int]] = []
@@ -105,7 +105,7 @@ struct BufferTests {
 
     @Test("disposal from inside onNext and re-entrant elements")
     func reentrantAndDisposeInside() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -123,12 +123,12 @@ struct BufferTests {
             #expect(arrays == [[1, 2], [3, 4]])
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several producer threads: every element in exactly one array, arrays never above count")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "buffer-test")
             let subject = PublishSubject<Int>()
@@ -152,8 +152,8 @@ struct BufferTests {
             subscription.dispose()
         }
         let deadline = monotonicNow() + 1_000_000_000
-        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.count == baseline)
+        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
+        #expect(LiveResources.owned == baseline)
     }
 }
 

@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// catch, catchAndReturn, retry, retry(_:), retry(when:), retry(backoff:) in virtual time.
-@Suite("catch / retry")
+@Suite("catch / retry", .ownLiveResources)
 struct CatchRetryTests {
     @Test("catch: the handler's sequence replaces the failed source")
     func catchSwitches() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, "a"), .error(230, TestError(1), String.self)])
@@ -25,7 +25,7 @@ struct CatchRetryTests {
             #expect(xs.subscriptions == [Subscription(200, 230)])
             #expect(ys.subscriptions == [Subscription(230, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("catch: completion passes through; the handler is not called")
@@ -51,7 +51,7 @@ struct CatchRetryTests {
 
     @Test("catch: a source that fails during subscribe switches to the handler's")
     func catchSynchronous() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var received: [Int] = []
             var completed = false
@@ -59,12 +59,12 @@ struct CatchRetryTests {
                 .subscribe(onNext: { received.append($0) }, onCompleted: { completed = true })
             #expect(received == [1, 2] && completed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("catchAndReturn: the element, then completion, at the error")
     func catchAndReturn() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, "a"), .error(230, TestError(1), String.self),
@@ -74,12 +74,12 @@ struct CatchRetryTests {
             #expect(Marbles.render(observer.events, start: 200) == "-a-(x|)")
             #expect(xs.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(3) resubscribes a cold source; each attempt's interval; the third error is passed on")
     func retryCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .error(20, TestError(1), String.self)])
@@ -88,7 +88,7 @@ struct CatchRetryTests {
             #expect(Marbles.render(observer.events, start: 200) == "-a-a-a#")
             #expect(xs.subscriptions == [Subscription(200, 220), Subscription(220, 240), Subscription(240, 260)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(1) never resubscribes")
@@ -102,7 +102,7 @@ struct CatchRetryTests {
 
     @Test("retry() until an attempt completes; disposal during an attempt")
     func retryForever() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var attempts = 0
@@ -118,12 +118,12 @@ struct CatchRetryTests {
             #expect(disposed.events.map(\.time) == [1210, 1230])   // the disposal at 1250 runs before the third "a"
             #expect(xs.subscriptions == [Subscription(1200, 1220), Subscription(1220, 1240), Subscription(1240, 1250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry: a source that fails during subscribe loops instead of recursing")
     func retryTrampoline() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var attempts = 0
             var failure: (any Error)?
@@ -133,12 +133,12 @@ struct CatchRetryTests {
             #expect(attempts == 20_000)
             #expect(failure as? TestError == TestError(9))
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(when:) with a virtual-time exponential backoff: delays exact, then the error")
     func retryWhenBackoff() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .error(20, TestError(1), String.self)])
@@ -151,12 +151,12 @@ struct CatchRetryTests {
             #expect(observer.events == [.next(210, "a"), .next(240, "a"), .next(280, "a"), .next(335, "a"),
                                         .next(390, "a"), .error(400, TestError(1))])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(when:) resubscribes on each trigger element; completes when an attempt completes")
     func retryWhenSucceeds() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var attempts = 0
@@ -177,12 +177,12 @@ struct CatchRetryTests {
             #expect(Marbles.render(observer.events, start: 200) { _ in "k" } == "-(k|)")
             #expect(seen == [1, 2])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(when:): the trigger's completion completes, its error errors")
     func retryWhenTriggerStops() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .error(20, TestError(1), String.self)])
@@ -200,12 +200,12 @@ struct CatchRetryTests {
             #expect(failed.events == [.next(1210, "b"), .error(1250, TestError(4))])
             #expect(failing.subscriptions == [Subscription(1200, 1250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("retry(backoff:): disposal during a wait cancels the timer; nothing resubscribes")
     func backoffDisposedWhileWaiting() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .error(20, TestError(1), String.self)])
@@ -215,7 +215,7 @@ struct CatchRetryTests {
             #expect(xs.subscriptions == [Subscription(200, 220)])
             #expect(!scheduler.hasPendingWork)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("ExponentialBackoff delays: multiplied, capped")

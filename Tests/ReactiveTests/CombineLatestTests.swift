@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// combineLatest (2, 3 and array forms) and withLatestFrom in virtual time; 1 tick = 1 ms.
-@Suite("combineLatest / withLatestFrom")
+@Suite("combineLatest / withLatestFrom", .ownLiveResources)
 struct CombineLatestTests {
     @Test("two sources: emits once both have emitted; completes when both completed")
     func twoSources() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(205, "0"), .next(210, "1"), .next(230, "2"),
@@ -20,12 +20,12 @@ struct CombineLatestTests {
             #expect(xs.subscriptions == [Subscription(200, 260)])
             #expect(ys.subscriptions == [Subscription(200, 270)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a source that completes without ever emitting completes the result at once")
     func completesEmpty() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.completed(230, Int.self)])
@@ -36,7 +36,7 @@ struct CombineLatestTests {
             #expect(xs.subscriptions == [Subscription(200, 230)])
             #expect(ys.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a source that completes after emitting keeps its last value")
@@ -50,7 +50,7 @@ struct CombineLatestTests {
 
     @Test("an error ends it and unsubscribes the other source")
     func error() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, 1), .next(260, 2)])
@@ -60,7 +60,7 @@ struct CombineLatestTests {
             #expect(xs.subscriptions == [Subscription(200, 230)])
             #expect(ys.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a throwing selector errors")
@@ -80,7 +80,7 @@ struct CombineLatestTests {
 
     @Test("three sources")
     func threeSources() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, 1), .completed(300)])
@@ -90,12 +90,12 @@ struct CombineLatestTests {
             #expect(observer.events == [.next(230, 111), .next(240, 121), .completed(320)])
             #expect(zs.subscriptions == [Subscription(200, 320)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("array form: arrays in source order; an empty array completes at once")
     func arrayForm() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, 1), .next(230, 2), .completed(250)])
@@ -111,12 +111,12 @@ struct CombineLatestTests {
             }
             #expect(empty.events == [.completed(1200, [Int].self)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads feeding one combineLatest: serial, and no element after readiness lost")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let threads = 4, perThread = 2_000
             let subjects = (0..<threads).map { _ in PublishSubject<Int>() }
@@ -141,14 +141,14 @@ struct CombineLatestTests {
             #expect(values.last == Array(repeating: perThread - 1, count: threads))
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     // MARK: withLatestFrom
 
     @Test("withLatestFrom: the source drives; elements before the second's first are dropped")
     func withLatestFrom() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, 1), .next(230, 2), .next(250, 3), .completed(290)])
@@ -159,12 +159,12 @@ struct CombineLatestTests {
             #expect(xs.subscriptions == [Subscription(200, 290)])
             #expect(ys.subscriptions == [Subscription(200, 245)])   // its completion does not complete
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("withLatestFrom with a result selector; the second's error ends it")
     func withLatestFromSelectorAndError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(230, 2), .next(250, 3)])
@@ -174,12 +174,12 @@ struct CombineLatestTests {
             #expect(xs.subscriptions == [Subscription(200, 240)])
             #expect(ys.subscriptions == [Subscription(200, 240)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("withLatestFrom: a second that has a value at subscribe time is used at once")
     func withLatestFromBehavior() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let second = BehaviorSubject(value: "x")
             let source = PublishSubject<Int>()
@@ -191,12 +191,12 @@ struct CombineLatestTests {
             #expect(received == ["1x", "2y"])
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("withLatestFrom: several threads feeding both sides: serial delivery")
     func withLatestFromThreads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let source = PublishSubject<Int>()
             let second = PublishSubject<Int>()
@@ -212,6 +212,6 @@ struct CombineLatestTests {
             #expect(perProducerComplete(probe.values, producers: 2, perProducer: 1_000))
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// Observable.create: grammar enforcement and dispose-after-stop.
-@Suite("create")
+@Suite("create", .ownLiveResources)
 struct CreateTests {
     @Test("nothing is delivered after completed")
     func nothingAfterCompleted() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var events: [Event<Int>] = []
             let source = Observable<Int>.create { observer in
@@ -22,12 +22,12 @@ struct CreateTests {
             _ = source.subscribe(AnyObserver { events.append($0) })
             #expect(events == [.next(1), .completed])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("nothing is delivered after error")
     func nothingAfterError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var events: [Event<Int>] = []
             _ = Observable<Int>.create { observer in
@@ -43,7 +43,7 @@ struct CreateTests {
 
     @Test("a stop before subscribe returns still disposes the returned disposable, once")
     func stopBeforeSubscribeReturns() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let disposals = SharedCounter()
             var onDisposedCalls = 0
@@ -63,12 +63,12 @@ struct CreateTests {
             _ = source.subscribe(AnyObserver { _ in })
             #expect(disposals.value == 2)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a later stop disposes the user's disposable and calls onDisposed")
     func laterStop() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let disposals = SharedCounter()
@@ -89,12 +89,12 @@ struct CreateTests {
             #expect(disposals.value == 1)
             #expect(disposedAt == 220)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal stops delivery and disposes the user's disposable once")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let disposals = SharedCounter()
             var send: AnyObserver<Int>?
@@ -112,6 +112,6 @@ struct CreateTests {
             #expect(disposals.value == 1)
             send = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

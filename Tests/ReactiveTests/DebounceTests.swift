@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// debounce in virtual time (1 tick = 1 ms).
-@Suite("debounce")
+@Suite("debounce", .ownLiveResources)
 struct DebounceTests {
     @Test("emits a value once it has been stable for the window")
     func stableForWindow() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             // 1 is replaced by 2 within 20 ms; 2 is stable from 220 to 240; 3 at 300 is stable.
@@ -21,12 +21,12 @@ struct DebounceTests {
             #expect(source.subscriptions == [Subscription(200, 400)])
             #expect(Marbles.render(observer.events, start: 200) == "----2-------3----4--|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("completion flushes the pending value at once")
     func flushOnCompletion() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .completed(230)])
@@ -37,12 +37,12 @@ struct DebounceTests {
             #expect(source.subscriptions == [Subscription(200, 230)])
             #expect(Marbles.render(observer.events, start: 200) == "---(2|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an error drops the pending value")
     func errorDropsPending() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(1))])
@@ -53,12 +53,12 @@ struct DebounceTests {
             #expect(source.subscriptions == [Subscription(200, 220)])
             #expect(Marbles.render(observer.events, start: 200) == "--#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal while the timer is pending: nothing fires afterwards")
     func disposeWhilePending() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2)])
@@ -69,12 +69,12 @@ struct DebounceTests {
             #expect(source.subscriptions == [Subscription(200, 230)])
             #expect(!scheduler.hasPendingWork)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a stale timer (re-armed by a newer element) does nothing")
     func staleTimer() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(229, 2), .next(248, 3)])
@@ -89,7 +89,7 @@ struct DebounceTests {
 
     @Test("an element exactly at the deadline re-arms rather than emitting twice")
     func elementAtDeadline() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2)])
@@ -104,7 +104,7 @@ struct DebounceTests {
 
     @Test("disposal from inside onNext")
     func disposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -122,12 +122,12 @@ struct DebounceTests {
             #expect(!subject.hasObservers)
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission from inside onNext starts a new window")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -147,7 +147,7 @@ struct DebounceTests {
 
     @Test("several threads feeding a subject: every burst settles to its last value")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "debounce-test")
             let subject = PublishSubject<Int>()
@@ -165,7 +165,7 @@ struct DebounceTests {
             #expect(received.values == [-1])
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }
 

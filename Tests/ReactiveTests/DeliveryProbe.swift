@@ -42,7 +42,7 @@ func perProducerComplete(_ values: [Int], producers: Int, perProducer: Int, stri
 
 /// Runs `body(thread)` on `threads` real threads that start together, and joins them all,
 /// so that everything the bodies captured is released when this returns (tests compare
-/// `LiveResources.count` right after).
+/// `LiveResources.owned` right after).
 func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
     final class Start: @unchecked Sendable {
         let body: @Sendable (Int) -> Void

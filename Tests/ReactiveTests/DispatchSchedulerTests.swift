@@ -5,11 +5,11 @@ import Testing
 
 /// SerialDispatchQueueScheduler timers in real time. Tolerances are generous (the machine is
 /// shared and tests may run under ThreadSanitizer); durations are short.
-@Suite("SerialDispatchQueueScheduler timers")
+@Suite("SerialDispatchQueueScheduler timers", .ownLiveResources)
 struct DispatchSchedulerTests {
     @Test("a timer fires once, not before its deadline, with its token, on the queue")
     func firesOnce() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "timer-test")
             let fired = SharedList<(UInt64, Int64)>()
@@ -29,12 +29,12 @@ struct DispatchSchedulerTests {
             #expect((values.first?.1 ?? 0) >= deadline)
             timer.invalidate()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-arming replaces the deadline; disarm cancels; invalidate stops for good")
     func rearmDisarmInvalidate() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "timer-test-2")
             let fired = SharedList<UInt64>()
@@ -71,7 +71,7 @@ struct DispatchSchedulerTests {
 
     @Test("schedule(after:) runs after the delay; disposing first cancels it")
     func scheduleAfter() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "timer-test-3")
             let ran = SharedList<Int64>()
@@ -90,7 +90,7 @@ struct DispatchSchedulerTests {
 
     @Test("interval on a serial queue delivers in order at roughly the period")
     func intervalRealTime() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "timer-test-4")
             let values = SharedList<Int>()
@@ -112,8 +112,8 @@ struct DispatchSchedulerTests {
             #expect(values.values.count == count)   // stopped
         }
         let deadline = monotonicNow() + 1_000_000_000
-        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.count == baseline)
+        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
+        #expect(LiveResources.owned == baseline)
     }
 }
 

@@ -1,13 +1,14 @@
 import Reactive
 import Synchronization
+import ReactiveTesting
 import Testing
 
 /// The core's disposables: ordering rules and thread safety.
-@Suite("disposables")
+@Suite("disposables", .ownLiveResources)
 struct DisposableTests {
     @Test("SingleAssignmentDisposable: dispose before set disposes the disposable when it is set")
     func singleAssignmentDisposeFirst() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let holder = SingleAssignmentDisposable()
             let inner = BooleanDisposable()
@@ -17,7 +18,7 @@ struct DisposableTests {
             holder.setDisposable(inner)
             #expect(inner.isDisposed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("SingleAssignmentDisposable: set then dispose disposes once")
@@ -32,7 +33,7 @@ struct DisposableTests {
 
     @Test("SerialDisposable: replacing disposes the previous; after dispose a newcomer is disposed at once")
     func serial() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let serial = SerialDisposable()
             let a = BooleanDisposable(), b = BooleanDisposable(), c = BooleanDisposable()
@@ -45,12 +46,12 @@ struct DisposableTests {
             serial.disposable = c
             #expect(c.isDisposed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("CompositeDisposable: insert after dispose disposes the newcomer; remove disposes the member")
     func composite() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let group = CompositeDisposable()
             let a = BooleanDisposable(), b = BooleanDisposable(), late = BooleanDisposable()
@@ -64,7 +65,7 @@ struct DisposableTests {
             #expect(group.insert(late) == nil)
             #expect(late.isDisposed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("DisposeBag disposes its contents on deinit; a new bag cancels the old one")
@@ -87,7 +88,7 @@ struct DisposableTests {
 
     @Test("Disposables.create(with:) runs its action once under concurrent dispose from many threads")
     func anonymousOnce() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let count = 2_000
             let runs = Atomic<Int>(0)
@@ -102,12 +103,12 @@ struct DisposableTests {
             let allDisposed = disposables.allSatisfy { $0.isDisposed }
             #expect(allDisposed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("SerialDisposable and CompositeDisposable under concurrent use: everything disposed exactly once (regression: their Mutex was invisible to ThreadSanitizer, which reported every contended insert as a race)")
     func concurrentHolders() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let runs = Atomic<Int>(0)
             let serial = SerialDisposable()
@@ -124,6 +125,6 @@ struct DisposableTests {
             group.dispose()
             #expect(runs.load(ordering: .relaxed) == 4 * perThread)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

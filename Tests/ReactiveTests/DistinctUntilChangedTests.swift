@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// The four forms of distinctUntilChanged.
-@Suite("distinctUntilChanged")
+@Suite("distinctUntilChanged", .ownLiveResources)
 struct DistinctUntilChangedTests {
     @Test("Equatable form drops repeats of the previous element")
     func equatable() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -18,12 +18,12 @@ struct DistinctUntilChangedTests {
             #expect(source.subscriptions == [Subscription(200, 260)])
             #expect(Marbles.render(observer.events, start: 200) == "-1-2-1|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("each subscription starts fresh")
     func freshPerSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let values = Observable.of(1, 1, 2).distinctUntilChanged()
             var first: [Int] = []
@@ -38,7 +38,7 @@ struct DistinctUntilChangedTests {
 
     @Test("key selector form compares keys")
     func keySelector() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -55,7 +55,7 @@ struct DistinctUntilChangedTests {
 
     @Test("comparer form: hysteresis abs(a-b) <= 2 compares against the last passed-on value")
     func hysteresisDrift() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             // A slow drift by 1 per step: 10 passes; 11, 12 are within the fuzz of 10; 13 is
@@ -73,12 +73,12 @@ struct DistinctUntilChangedTests {
             #expect(Marbles.render(observer.events, start: 200) { $0 == 10 ? "a" : $0 == 13 ? "d" : "g" }
                     == "-a--d--g|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("key + comparer form")
     func keyAndComparer() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             struct Reading { let code: Int; let value: Int }
             let scheduler = TestScheduler()
@@ -97,7 +97,7 @@ struct DistinctUntilChangedTests {
 
     @Test("an error is passed through")
     func error() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 1), .error(230, TestError(7))])
@@ -109,7 +109,7 @@ struct DistinctUntilChangedTests {
 
     @Test("disposal stops delivery")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(260, 2)])
@@ -117,12 +117,12 @@ struct DistinctUntilChangedTests {
             #expect(observer.events == [.next(210, 1)])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission of an equal value from inside onNext is dropped")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var received: [Int] = []

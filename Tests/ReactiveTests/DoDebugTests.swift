@@ -4,11 +4,11 @@ import Synchronization
 import Testing
 
 /// do(on...) and debug.
-@Suite("do / debug", .serialized)
+@Suite("do / debug", .ownLiveResources, .serialized)
 struct DoDebugTests {
     @Test("do: callbacks run in order, before each event is passed on")
     func doOrder() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .completed(230)])
@@ -35,12 +35,12 @@ struct DoDebugTests {
             #expect(log.filter { $0.hasPrefix("dispose") }.count == 1)
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("do: onError runs, onDispose runs after the source is disposed")
     func doError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.error(210, TestError(1))] as [Recorded<Event<Int>>])
@@ -53,12 +53,12 @@ struct DoDebugTests {
             // The raw test observer disposes at 300; the create wrapper released the source at 210.
             #expect(log == ["error TestError(1)", "dispose subs=[(200, 210)]"])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("do: onSubscribed runs after synchronous events")
     func doSynchronous() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var log: [String] = []
             _ = Observable.of(1).do(onNext: { log.append("next \($0)") }, onCompleted: { log.append("completed") },
@@ -71,7 +71,7 @@ struct DoDebugTests {
 
     @Test("debug: logs subscription, events with virtual time stamps, and disposal")
     func debugLines() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let lines = SharedList<String>()
         let previous = DebugOutput.sink
         DebugOutput.sink = { lines.append($0) }
@@ -90,12 +90,12 @@ struct DoDebugTests {
                 "1.250 keys -> isDisposed",
             ])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("debug: trimOutput shortens long events; the default identifier names the call site")
     func debugTrim() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let lines = SharedList<String>()
             let previous = DebugOutput.sink
@@ -119,7 +119,7 @@ struct DoDebugTests {
 
     @Test("debug without a scheduler stamps the monotonic clock and writes through the sink")
     func debugMonotonic() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let lines = SharedList<String>()
             let previous = DebugOutput.sink

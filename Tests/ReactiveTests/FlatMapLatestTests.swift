@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// flatMapLatest in virtual time; one tick = 1 ms.
-@Suite("flatMapLatest")
+@Suite("flatMapLatest", .ownLiveResources)
 struct FlatMapLatestTests {
     @Test("switches to the newest inner; the previous inner is unsubscribed at the switch tick")
     func switches() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(20, "b"), .next(40, "c"),
@@ -22,7 +22,7 @@ struct FlatMapLatestTests {
             #expect(ys.subscriptions == [Subscription(240, 270)])
             #expect(outer.subscriptions == [Subscription(200, 260)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("inner completes first, then the outer: completion at the outer's completion")
@@ -45,7 +45,7 @@ struct FlatMapLatestTests {
 
     @Test("inner error ends everything")
     func innerError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .error(20, TestError(3), String.self)])
@@ -56,7 +56,7 @@ struct FlatMapLatestTests {
             #expect(xs.subscriptions == [Subscription(210, 230)])
             #expect(outer.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("outer error disposes the current inner")
@@ -71,7 +71,7 @@ struct FlatMapLatestTests {
 
     @Test("disposal while an inner is active")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(60, "b"), .completed(100, String.self)])
@@ -81,12 +81,12 @@ struct FlatMapLatestTests {
             #expect(xs.subscriptions == [Subscription(210, 250)])
             #expect(outer.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a switch from inside onNext: the old inner's queued element is dropped")
     func reentrantSwitch() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let outer = PublishSubject<Int>()
             let inners = [PublishSubject<String>(), PublishSubject<String>()]
@@ -106,12 +106,12 @@ struct FlatMapLatestTests {
             #expect(!inners[0].hasObservers)
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads switching and feeding: serial delivery")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let outer = PublishSubject<Int>()
             let probe = DeliveryProbe<Int>()
@@ -126,6 +126,6 @@ struct FlatMapLatestTests {
             #expect(perProducerOrdered(probe.values, producers: 4))
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// map, filter, compactMap: stateless pass-through operators without a sink.
-@Suite("map / filter / compactMap")
+@Suite("map / filter / compactMap", .ownLiveResources)
 struct MapFilterTests {
     @Test("map transforms each element and passes completion")
     func mapElements() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -21,12 +21,12 @@ struct MapFilterTests {
             #expect(source.subscriptions == [Subscription(200, 1000)])
             #expect(Marbles.render(observer.events, start: 200) { "\($0 / 10)" } == "-12-3|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("map in a subscribe(onNext:) chain: the subscriber disposes the source at completion")
     func mapChainDisposedAtCompletion() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .completed(250)])
@@ -34,12 +34,12 @@ struct MapFilterTests {
             #expect(observer.events == [.next(210, 2), .completed(250)])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("map passes an error and the source is released by the subscriber")
     func mapError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(3)), .next(240, 9)])
@@ -48,12 +48,12 @@ struct MapFilterTests {
             #expect(source.subscriptions == [Subscription(200, 230)])
             #expect(Marbles.render(observer.events, start: 200) == "-2-#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("map: disposal stops delivery")
     func mapDisposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(260, 2), .completed(300)])
@@ -61,12 +61,12 @@ struct MapFilterTests {
             #expect(observer.events == [.next(210, 1)])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("filter passes only matching elements")
     func filterElements() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -77,12 +77,12 @@ struct MapFilterTests {
             #expect(source.subscriptions == [Subscription(200, 260)])
             #expect(Marbles.render(observer.events, start: 200) == "-1-3-5|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("filter passes an error even when nothing matched")
     func filterError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 2), .error(220, TestError(1))])
@@ -94,7 +94,7 @@ struct MapFilterTests {
 
     @Test("compactMap passes the non-nil results")
     func compactMapElements() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -105,12 +105,12 @@ struct MapFilterTests {
             #expect(source.subscriptions == [Subscription(200, 240)])
             #expect(Marbles.render(observer.events, start: 200) == "-1-3|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("compactMap passes an error")
     func compactMapError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, "a"), .error(220, TestError(2))])
@@ -122,7 +122,7 @@ struct MapFilterTests {
 
     @Test("disposal from inside onNext stops the chain at once")
     func disposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var received: [Int] = []
@@ -138,12 +138,12 @@ struct MapFilterTests {
             #expect(!subject.hasObservers)
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission from inside onNext is delivered after the current element")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var received: [Int] = []

@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// merge (instance, maxConcurrent, static) and flatMap in virtual time; one tick = 1 ms.
-@Suite("merge / flatMap")
+@Suite("merge / flatMap", .ownLiveResources)
 struct MergeTests {
     @Test("static merge: elements as they arrive; completes when all sources completed")
     func staticMerge() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, "a"), .next(240, "c"), .completed(270)])
@@ -19,7 +19,7 @@ struct MergeTests {
             #expect(xs.subscriptions == [Subscription(200, 270)])
             #expect(ys.subscriptions == [Subscription(200, 290)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("static merge of an empty array completes at once")
@@ -31,7 +31,7 @@ struct MergeTests {
 
     @Test("inner error while another inner is active: error at once, the other is unsubscribed")
     func innerError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createHotObservable([.next(210, "a"), .error(230, TestError(1), String.self)])
@@ -42,12 +42,12 @@ struct MergeTests {
             #expect(xs.subscriptions == [Subscription(200, 230)])
             #expect(ys.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("outer completes before its inners: completion waits for the last inner")
     func outerCompletesFirst() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .completed(50, String.self)])
@@ -62,7 +62,7 @@ struct MergeTests {
             #expect(xs.subscriptions == [Subscription(210, 260)])
             #expect(ys.subscriptions == [Subscription(220, 280)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("outer error ends everything, inners included")
@@ -79,7 +79,7 @@ struct MergeTests {
 
     @Test("maxConcurrent: 1 subscribes the next inner when the running one completes")
     func maxConcurrentOne() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .completed(50, String.self)])
@@ -93,12 +93,12 @@ struct MergeTests {
             #expect(xs.subscriptions == [Subscription(210, 260)])
             #expect(ys.subscriptions == [Subscription(260, 320)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal while inners are active unsubscribes outer and inners")
     func disposeWhileActive() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(100, "z"), .completed(200, String.self)])
@@ -108,12 +108,12 @@ struct MergeTests {
             #expect(outer.subscriptions == [Subscription(200, 250)])
             #expect(xs.subscriptions == [Subscription(210, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("flatMap: merge of the projections; each inner's subscription interval")
     func flatMap() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let inners = [
@@ -128,12 +128,12 @@ struct MergeTests {
             #expect(inners[2]!.subscriptions == [Subscription(220, 260)])
             #expect(xs.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("flatMap: a throwing selector errors and disposes everything")
     func flatMapThrows() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let inner = scheduler.createColdObservable([.next(10, "a"), .completed(100, String.self)])
@@ -148,12 +148,12 @@ struct MergeTests {
             #expect(inner.subscriptions == [Subscription(210, 230)])
             #expect(xs.subscriptions == [Subscription(200, 230)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("synchronous inners are delivered in order and complete the merge")
     func synchronousInners() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var received: [Int] = []
             var completed = false
@@ -162,12 +162,12 @@ struct MergeTests {
             #expect(received == [1, 10, 2, 20, 3, 30])
             #expect(completed)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission from inside onNext into a merged subject: queued, not nested")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let a = PublishSubject<Int>()
             let b = PublishSubject<Int>()
@@ -181,12 +181,12 @@ struct MergeTests {
             #expect(log == ["begin 1", "end 1", "begin 100", "end 100", "begin 2", "end 2"])
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("dispose from inside onNext stops delivery at once")
     func disposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let a = PublishSubject<Int>()
             let b = PublishSubject<Int>()
@@ -202,12 +202,12 @@ struct MergeTests {
             #expect(!a.hasObservers && !b.hasObservers)
             subscription = nil   // the closure captures this variable: break the test's own cycle
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads feeding one merge: serial delivery, per-thread order, nothing lost")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let threads = 4, perThread = 2_000
             let subjects = (0..<threads).map { _ in PublishSubject<Int>() }
@@ -225,12 +225,12 @@ struct MergeTests {
             #expect(completed.isSet)
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads feeding one subject through flatMap to inner subjects")
     func threadsFlatMap() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let threads = 4, perThread = 1_000
             let outer = PublishSubject<Int>()
@@ -243,6 +243,6 @@ struct MergeTests {
             #expect(perProducerComplete(probe.values, producers: threads, perProducer: perThread))
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -5,11 +5,11 @@ import Synchronization
 import Testing
 
 /// observeOn: order, serial delivery, batching, disposal.
-@Suite("observeOn")
+@Suite("observeOn", .ownLiveResources)
 struct ObserveOnTests {
     @Test("virtual time: events are delivered by a job on the scheduler, in order")
     func virtualTime() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .completed(230)])
@@ -18,12 +18,12 @@ struct ObserveOnTests {
             #expect(source.subscriptions == [Subscription(200, 230)])
             #expect(Marbles.render(observer.events, start: 200) == "-12|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an error is delivered on the scheduler and the source is released")
     func error() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(4))])
@@ -31,12 +31,12 @@ struct ObserveOnTests {
             #expect(observer.events == [.next(210, 1), .error(220, TestError(4))])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a synchronous burst is delivered later, by one job")
     func burstIsOneJob() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let counting = JobCountingScheduler(scheduler)
@@ -49,12 +49,12 @@ struct ObserveOnTests {
             #expect(counting.scheduled == 1)
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("serial dispatch queue: order preserved; a burst while a drain job is pending costs one job")
     func serialQueue() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let counting = JobCountingScheduler(SerialDispatchQueueScheduler(label: "observeOn-serial"))
             let subject = PublishSubject<Int>()
@@ -77,12 +77,12 @@ struct ObserveOnTests {
             subscription.dispose()
         }
         waitForBaseline(baseline)
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("concurrent scheduler, several producer threads: serial delivery, per-producer order, one job per burst")
     func concurrentProducers() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let counting = JobCountingScheduler(ConcurrentDispatchQueueScheduler(qos: .default))
             let received = SharedList<Int>()
@@ -129,12 +129,12 @@ struct ObserveOnTests {
             feed = nil
         }
         waitForBaseline(baseline)
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal mid-stream stops delivery")
     func disposalMidStream() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var received: [Int] = []
@@ -147,12 +147,12 @@ struct ObserveOnTests {
             #expect(received == Array(0..<10))
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal before the drain job runs drops everything queued")
     func disposalBeforeDrain() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var received: [Int] = []
@@ -161,12 +161,12 @@ struct ObserveOnTests {
             scheduler.start()
             #expect(received.isEmpty)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     private func waitForBaseline(_ baseline: Int) {
         let deadline = monotonicNow() + 2_000_000_000
-        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
+        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
     }
 }
 

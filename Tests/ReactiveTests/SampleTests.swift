@@ -4,11 +4,11 @@ import ReactiveTesting
 import Testing
 
 /// sample(_:defaultValue:) with RxSwift 6 semantics.
-@Suite("sample")
+@Suite("sample", .ownLiveResources)
 struct SampleTests {
     @Test("emits the latest element at each tick, only if a new one arrived since the last sample")
     func latestOnce() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -23,12 +23,12 @@ struct SampleTests {
             #expect(source.subscriptions == [Subscription(200, 400)])
             #expect(sampler.subscriptions == [Subscription(200, 1000)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("defaultValue is emitted at a tick with nothing new")
     func defaultValue() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(215, 1)])
@@ -42,7 +42,7 @@ struct SampleTests {
 
     @Test("source completion: the result completes at the next tick, after that tick's sample")
     func sourceCompletes() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .completed(220)])
@@ -53,12 +53,12 @@ struct SampleTests {
             #expect(sampler.subscriptions == [Subscription(200, 240)])
             #expect(Marbles.render(observer.events, start: 200) == "----(1|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("sampler completion takes a last sample and completes")
     func samplerCompletes() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(300, 2)])
@@ -68,12 +68,12 @@ struct SampleTests {
             #expect(source.subscriptions == [Subscription(200, 220)])
             #expect(sampler.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an error from either side is passed on at once, dropping an unsampled element")
     func errors() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(1))])
@@ -89,12 +89,12 @@ struct SampleTests {
             #expect(o2.events == [.error(220, TestError(2))])
             #expect(source2.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a source that fails during its subscribe: the sampler is never subscribed")
     func sourceFailsSynchronously() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let sampler = scheduler.createHotObservable([.next(210, ())])
@@ -102,12 +102,12 @@ struct SampleTests {
             #expect(observer.events == [.error(200, TestError(3))])
             #expect(sampler.subscriptions.isEmpty)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal disposes both")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1)])
@@ -117,12 +117,12 @@ struct SampleTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(sampler.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant tick from inside onNext samples only what is new; disposal inside onNext stops")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let source = PublishSubject<Int>()
             let tick = PublishSubject<Void>()
@@ -142,12 +142,12 @@ struct SampleTests {
             #expect(received == [1, 2])
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads feeding source and sampler: serial delivery, each element at most once")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let source = PublishSubject<Int>()
             let tick = PublishSubject<Void>()
@@ -174,6 +174,6 @@ struct SampleTests {
             }
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

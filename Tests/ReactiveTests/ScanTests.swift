@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// scan(_:accumulator:) and scan(into:_:).
-@Suite("scan")
+@Suite("scan", .ownLiveResources)
 struct ScanTests {
     @Test("emits each running total; the seed is not emitted")
     func runningTotal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -18,12 +18,12 @@ struct ScanTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(Marbles.render(observer.events, start: 200) == "-13-6|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("scan(into:) mutates in place and emits a copy")
     func into() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, "a"), .next(220, "b"), .completed(230)])
@@ -38,7 +38,7 @@ struct ScanTests {
 
     @Test("each subscription starts from the seed")
     func perSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let sums = Observable.of(1, 2, 3).scan(10) { $0 + $1 }
             var a: [Int] = []
@@ -53,7 +53,7 @@ struct ScanTests {
 
     @Test("an error is passed through")
     func error() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(1))])
@@ -62,12 +62,12 @@ struct ScanTests {
             #expect(source.subscriptions == [Subscription(200, 220)])
             #expect(Marbles.render(observer.events, start: 200) == "-1#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal stops delivery")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(260, 2)])
@@ -75,12 +75,12 @@ struct ScanTests {
             #expect(observer.events == [.next(210, 1)])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission from inside onNext accumulates after the current element")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var received: [Int] = []

@@ -1,9 +1,10 @@
 @testable import Reactive
 import Synchronization
+import ReactiveTesting
 import Testing
 
 /// The lock-free `SerialGate` under contention: serial handling, FIFO per producer, no loss.
-@Suite("SerialGate")
+@Suite("SerialGate", .ownLiveResources)
 struct SerialGateTests {
     /// Shares one gate (a non-copyable value) between threads.
     final class Box: @unchecked Sendable {

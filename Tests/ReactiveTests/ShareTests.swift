@@ -3,7 +3,7 @@ import ReactiveTesting
 import Testing
 
 /// share(replay:scope: .whileConnected) in virtual time; one tick = 1 ms.
-@Suite("share")
+@Suite("share", .ownLiveResources)
 struct ShareTests {
     /// Subscribes `observers.count` observers to `shared` at the given ticks and disposes
     /// them at the given ticks.
@@ -20,7 +20,7 @@ struct ShareTests {
 
     @Test("one source subscription for all subscribers; a late subscriber sees only later elements")
     func sharesOneSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(20, "b"), .next(30, "c"),
@@ -32,12 +32,12 @@ struct ShareTests {
             #expect(Marbles.render(observers[1].events, start: 200) == "--bc|")
             #expect(xs.subscriptions == [Subscription(200, 240)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("share(replay: 1): a late subscriber first receives the latest element")
     func replayOne() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(20, "b"), .next(30, "c"),
@@ -48,12 +48,12 @@ struct ShareTests {
             #expect(Marbles.render(observers[1].events, start: 200) == "--bc|")
             #expect(xs.subscriptions == [Subscription(200, 240)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("the last disposal disconnects; the next subscriber reconnects with an empty buffer")
     func refCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .next(20, "b"), .next(100, "z")])
@@ -64,12 +64,12 @@ struct ShareTests {
             #expect(observers[2].events == [.next(310, "a")])   // nothing replayed from the old connection
             #expect(xs.subscriptions == [Subscription(200, 240), Subscription(300, 315)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("after the source completes, the next subscriber resubscribes (.whileConnected)")
     func reconnectAfterCompletion() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let xs = scheduler.createColdObservable([.next(10, "a"), .completed(20, String.self)])
@@ -79,7 +79,7 @@ struct ShareTests {
             #expect(observers[1].events == [.next(310, "a"), .completed(320)])
             #expect(xs.subscriptions == [Subscription(200, 220), Subscription(300, 320)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an error reaches every subscriber")
@@ -95,18 +95,18 @@ struct ShareTests {
 
     @Test("a synchronous source reaches the first subscriber")
     func synchronousSource() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var received: [Int] = []
             _ = Observable.of(1, 2, 3).share().subscribe(onNext: { received.append($0) })
             #expect(received == [1, 2, 3])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("subscribers joining and leaving on several threads while the source emits")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             let shared = subject.share(replay: 1)
@@ -126,6 +126,6 @@ struct ShareTests {
             keeper.dispose()
             #expect(!subject.hasObservers)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

@@ -3,23 +3,23 @@ import ReactiveTesting
 import Testing
 
 /// just, from, of, empty, never, error, deferred, timer, interval.
-@Suite("sources")
+@Suite("sources", .ownLiveResources)
 struct SourcesTests {
     @Test("just: one element then completion, synchronously")
     func just() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observer = scheduler.start { Observable.just(7) }
             #expect(observer.events == [.next(200, 7), .completed(200)])
             #expect(Marbles.render(observer.events, start: 200) == "(7|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("from and of: the elements in order, then completion")
     func fromAndOf() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let a = scheduler.start { Observable.from([1, 2, 3]) }
@@ -36,7 +36,7 @@ struct SourcesTests {
 
     @Test("empty, never, error")
     func emptyNeverError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             #expect(TestScheduler().start { Observable<Int>.empty() }.events == [.completed(200)])
             #expect(TestScheduler().start { Observable<Int>.never() }.events.isEmpty)
@@ -44,12 +44,12 @@ struct SourcesTests {
             #expect(e.events == [.error(200, TestError(5))])
             #expect(Marbles.render(e.events, start: 200) == "#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("deferred calls the factory per subscription; a thrown error becomes the sequence's error")
     func deferred() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var calls = 0
             let source = Observable<Int>.deferred {
@@ -71,19 +71,19 @@ struct SourcesTests {
 
     @Test("timer without period: 0 after the due time, then completion")
     func timerOnce() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observer = scheduler.start { Observable<Int>.timer(.milliseconds(30), scheduler: scheduler) }
             #expect(observer.events == [.next(230, 0), .completed(230)])
             #expect(Marbles.render(observer.events, start: 200) == "---(0|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("timer with period: 0 after the due time, then one element per period at a fixed rate")
     func timerPeriodic() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observer = scheduler.start(disposed: 265) {
@@ -92,12 +92,12 @@ struct SourcesTests {
             #expect(observer.events == [.next(220, 0), .next(230, 1), .next(240, 2), .next(250, 3), .next(260, 4)])
             #expect(Marbles.render(observer.events, start: 200) == "--01234")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("interval: first element after one period; disposal stops it")
     func interval() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observer = scheduler.start(disposed: 245) {
@@ -105,12 +105,12 @@ struct SourcesTests {
             }
             #expect(observer.events == [.next(210, 0), .next(220, 1), .next(230, 2), .next(240, 3)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("timer disposed from inside onNext does not fire again")
     func timerDisposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var received: [Int] = []
@@ -123,6 +123,6 @@ struct SourcesTests {
             #expect(received == [0, 1, 2])
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

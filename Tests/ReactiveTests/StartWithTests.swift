@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// startWith.
-@Suite("startWith")
+@Suite("startWith", .ownLiveResources)
 struct StartWithTests {
     @Test("the prefix is emitted at subscription, then the source")
     func prefix() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(150, 0), .next(220, 3), .completed(230)])
@@ -16,12 +16,12 @@ struct StartWithTests {
             #expect(source.subscriptions == [Subscription(200, 230)])
             #expect(Marbles.render(observer.events, start: 200) == "(12)-3|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("the prefix comes before a synchronous source; chained startWith prepends")
     func chained() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var values: [Int] = []
             _ = Observable.of(3, 4).startWith(2).startWith(0, 1).subscribe(onNext: { values.append($0) })
@@ -32,7 +32,7 @@ struct StartWithTests {
 
     @Test("an error from the source follows the prefix")
     func error() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.error(210, TestError(2))] as [Recorded<Event<Int>>])
@@ -45,7 +45,7 @@ struct StartWithTests {
 
     @Test("disposal stops the source")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(260, 5)])
@@ -53,6 +53,6 @@ struct StartWithTests {
             #expect(observer.events == [.next(200, 1)])
             #expect(source.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

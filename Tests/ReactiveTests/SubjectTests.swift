@@ -6,7 +6,7 @@ import Testing
 
 /// PublishSubject, BehaviorSubject and ReplaySubject: semantics in virtual time, re-entrancy,
 /// disposal, and several threads sending at once.
-@Suite("subjects")
+@Suite("subjects", .ownLiveResources)
 struct SubjectTests {
     /// Feeds `events` into `subject` at their ticks and subscribes one observer per tick in
     /// `subscribeAt` (disposed at 1000).
@@ -30,7 +30,7 @@ struct SubjectTests {
 
     @Test("PublishSubject: only events after subscribing; after completion only the completion")
     func publish() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observers = drive(scheduler, PublishSubject<String>(), events, subscribeAt: [200, 215, 300])
@@ -38,7 +38,7 @@ struct SubjectTests {
             #expect(Marbles.render(observers[1].events, start: 200) == "--bc|")
             #expect(observers[2].events == [.completed(300)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("PublishSubject: a late subscriber after an error gets only the error")
@@ -52,7 +52,7 @@ struct SubjectTests {
 
     @Test("BehaviorSubject: the current value first; value() follows; after completion only the stop")
     func behavior() throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = BehaviorSubject(value: "z")
@@ -65,7 +65,7 @@ struct SubjectTests {
             #expect(observers[2].events == [.completed(300)])
             #expect(try subject.value() == "c")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("BehaviorSubject: value() throws the error it ended with; late subscribers get the error")
@@ -79,7 +79,7 @@ struct SubjectTests {
 
     @Test("BehaviorSubject: value() re-entrantly from inside its own onNext returns the element")
     func behaviorValueReentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = BehaviorSubject(value: 0)
             var seen: [(Int, Int)] = []
@@ -92,12 +92,12 @@ struct SubjectTests {
             #expect(seen.map(\.1) == [0, 1, 2])
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("BehaviorSubject: value() from another thread while delivering waits for the delivery")
     func behaviorValueOtherThread() throws {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = BehaviorSubject(value: 0)
             let inside = DispatchSemaphore(value: 0)
@@ -124,12 +124,12 @@ struct SubjectTests {
             #expect(after)   // it did not tear into the delivery
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("ReplaySubject(bufferSize: 2): late subscribers get the last two, then the stop event")
     func replay() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let observers = drive(scheduler, ReplaySubject<String>(bufferSize: 2), events,
@@ -139,7 +139,7 @@ struct SubjectTests {
             #expect(observers[2].events == [.next(300, "b"), .next(300, "c"), .completed(300)])
             #expect(Marbles.render(observers[2].events, start: 300) == "(bc|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("ReplaySubject: buffered elements then the error for a late subscriber")
@@ -152,7 +152,7 @@ struct SubjectTests {
 
     @Test("dispose from inside onNext stops delivery immediately (own and other subscriptions)")
     func disposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var first: [Int] = []
@@ -175,12 +175,12 @@ struct SubjectTests {
             firstSubscription = nil
             secondSubscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("subscribe from inside onNext takes effect after the current element")
     func subscribeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var late: [Int] = []
@@ -194,7 +194,7 @@ struct SubjectTests {
             subscription.dispose()
             lateSubscription?.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant sends are queued, not nested")
@@ -214,7 +214,7 @@ struct SubjectTests {
     @Test("several threads feeding one subject: N×M events to every observer, serial, per-thread order",
           arguments: ["publish", "behavior", "replay"])
     func threads(kind: String) {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let threads = 4, perThread = 2_000
             let subject: any ObservableType<Int> & ObserverType<Int> & Sendable = switch kind {
@@ -236,12 +236,12 @@ struct SubjectTests {
             }
             subscriptions.forEach { $0.dispose() }
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("subscribe and dispose on several threads while another thread sends")
     func concurrentSubscribeDispose() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             let probe = DeliveryProbe<Int>()
@@ -271,7 +271,7 @@ struct SubjectTests {
             keeper.dispose()
             #expect(!subject.hasObservers)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }
 

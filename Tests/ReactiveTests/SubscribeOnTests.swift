@@ -4,11 +4,11 @@ import ReactiveTesting
 import Testing
 
 /// subscribeOn / subscribe(on:).
-@Suite("subscribeOn")
+@Suite("subscribeOn", .ownLiveResources)
 struct SubscribeOnTests {
     @Test("virtual time: subscription and disposal happen in jobs on the scheduler")
     func virtualTime() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2)])
@@ -17,12 +17,12 @@ struct SubscribeOnTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(Marbles.render(observer.events, start: 200) == "-1-2")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("subscribe returns before the source is subscribed; the job does it")
     func deferredSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var subscribed = 0
@@ -40,12 +40,12 @@ struct SubscribeOnTests {
             subscription.dispose()
             scheduler.start()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposing before the job runs: the source is never subscribed")
     func disposeBeforeJob() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var subscribed = 0
@@ -58,12 +58,12 @@ struct SubscribeOnTests {
             scheduler.start()
             #expect(subscribed == 0)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("a stop event is passed on; the source is disposed on the scheduler afterwards")
     func stopEvent() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .completed(220)])
@@ -72,12 +72,12 @@ struct SubscribeOnTests {
             #expect(observer.events == [.next(210, 1), .completed(220)])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("dispatch queues: subscription and disposal both run on the scheduler's queue")
     func dispatchQueues() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = SerialDispatchQueueScheduler(label: "subscribeOn-test")
             let key = DispatchSpecificKey<Int>()
@@ -102,13 +102,13 @@ struct SubscribeOnTests {
             #expect(disposedOnQueue.values == [true])
         }
         let deadline = monotonicNow() + 1_000_000_000
-        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.count == baseline)
+        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal racing with the subscribe job on a concurrent queue always disposes the source")
     func raceOnConcurrentQueue() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = ConcurrentDispatchQueueScheduler(qos: .default)
             let subscriptions = SharedCounter()
@@ -132,8 +132,8 @@ struct SubscribeOnTests {
             #expect(disposals.value == subscriptions.value)
         }
         let deadline = monotonicNow() + 2_000_000_000
-        while LiveResources.count != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.count == baseline)
+        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
+        #expect(LiveResources.owned == baseline)
     }
 }
 

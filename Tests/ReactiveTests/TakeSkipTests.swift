@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// take(_:), take(for:scheduler:), skip(_:).
-@Suite("take / skip")
+@Suite("take / skip", .ownLiveResources)
 struct TakeSkipTests {
     @Test("take(n) completes after n elements and disposes the source at once")
     func takeCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -19,12 +19,12 @@ struct TakeSkipTests {
             #expect(source.subscriptions == [Subscription(200, 220)])
             #expect(Marbles.render(observer.events, start: 200) == "-1(2|)")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take(0) completes at once without subscribing")
     func takeZero() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1)])
@@ -33,12 +33,12 @@ struct TakeSkipTests {
             #expect(source.subscriptions.isEmpty)
             #expect(Marbles.render(observer.events, start: 200) == "|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take with a negative count fails with argumentOutOfRange")
     func takeNegative() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let observer = TestScheduler().start { Observable.of(1).take(-1) }
             #expect(observer.events == [.error(200, RxError.argumentOutOfRange)])
@@ -48,7 +48,7 @@ struct TakeSkipTests {
 
     @Test("take: the source completing first is passed on; an error is passed on")
     func takeEarlyStop() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
@@ -70,18 +70,18 @@ struct TakeSkipTests {
 
     @Test("take stops a synchronous source's extra elements")
     func takeSynchronous() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             var events: [Event<Int>] = []
             _ = Observable.from(1...10).take(3).subscribe(AnyObserver { events.append($0) })
             #expect(events == [.next(1), .next(2), .next(3), .completed])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take: disposal from inside onNext sends no completion")
     func takeDisposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var events: [Event<Int>] = []
@@ -95,12 +95,12 @@ struct TakeSkipTests {
             #expect(!subject.hasObservers)
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take: re-entrant emission from inside onNext counts and completes in order")
     func takeReentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let subject = PublishSubject<Int>()
             var events: [Event<Int>] = []
@@ -117,7 +117,7 @@ struct TakeSkipTests {
 
     @Test("take(for:) passes elements for the duration, then completes and disposes the source")
     func takeFor() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -128,12 +128,12 @@ struct TakeSkipTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(Marbles.render(observer.events, start: 200) == "-12-3|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take(for:): an earlier completion or error is passed on and the timer released")
     func takeForEarlyStop() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(220, TestError(3))])
@@ -141,12 +141,12 @@ struct TakeSkipTests {
             #expect(observer.events == [.next(210, 1), .error(220, TestError(3))])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("take(for:): disposal while the timer is pending")
     func takeForDisposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2)])
@@ -154,12 +154,12 @@ struct TakeSkipTests {
             #expect(observer.events == [.next(210, 1)])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("skip(n) drops the first n elements")
     func skipCount() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([
@@ -170,12 +170,12 @@ struct TakeSkipTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(Marbles.render(observer.events, start: 200) == "---34|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("skip: completion and error while still skipping; skip(0); negative count")
     func skipEdges() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let a = scheduler.createHotObservable([.next(210, 1), .completed(220)])
@@ -197,7 +197,7 @@ struct TakeSkipTests {
 
     @Test("skip: each subscription counts from zero")
     func skipPerSubscription() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let s = Observable.of(1, 2, 3).skip(1)
             var a: [Int] = []

@@ -4,11 +4,11 @@ import ReactiveTesting
 import Testing
 
 /// takeUntil / take(until:) with RxSwift 6 semantics.
-@Suite("takeUntil")
+@Suite("takeUntil", .ownLiveResources)
 struct TakeUntilTests {
     @Test("other's first element completes the result and disposes both")
     func otherNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .next(240, 3), .completed(300)])
@@ -19,12 +19,12 @@ struct TakeUntilTests {
             #expect(other.subscriptions == [Subscription(200, 230)])
             #expect(Marbles.render(observer.events, start: 200) == "-12|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("other's completion does nothing but release other; the source continues")
     func otherCompletes() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(240, 2), .completed(250)])
@@ -35,12 +35,12 @@ struct TakeUntilTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(Marbles.render(observer.events, start: 200) == "-1--2|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("other's error ends the result with that error")
     func otherError() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(240, 2)])
@@ -51,12 +51,12 @@ struct TakeUntilTests {
             #expect(other.subscriptions == [Subscription(200, 220)])
             #expect(Marbles.render(observer.events, start: 200) == "-1#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("the source's completion and error are passed on and other is released")
     func sourceStops() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .error(230, TestError(1))])
@@ -71,7 +71,7 @@ struct TakeUntilTests {
 
     @Test("other emitting during subscribe: the result completes at once and the source is never subscribed")
     func otherSynchronous() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1)])
@@ -79,12 +79,12 @@ struct TakeUntilTests {
             #expect(observer.events == [.completed(200)])
             #expect(source.subscriptions.isEmpty)
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal disposes both")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(260, 2)])
@@ -94,12 +94,12 @@ struct TakeUntilTests {
             #expect(source.subscriptions == [Subscription(200, 250)])
             #expect(other.subscriptions == [Subscription(200, 250)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("other ticking from inside the source's onNext completes right after that element")
     func reentrantOther() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let source = PublishSubject<Int>()
             let stop = PublishSubject<Void>()
@@ -113,12 +113,12 @@ struct TakeUntilTests {
             #expect(events == [.next(1), .completed])
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("several threads: source elements and a stop racing; serial delivery, nothing after completion")
     func threads() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         for _ in 0..<20 {
             let source = PublishSubject<Int>()
             let stop = PublishSubject<Int>()
@@ -143,6 +143,6 @@ struct TakeUntilTests {
             #expect(all.filter { $0.isStopEvent }.count == 1)
             subscription.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 }

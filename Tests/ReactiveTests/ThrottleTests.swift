@@ -4,7 +4,7 @@ import Testing
 
 /// Throttle in virtual time; one tick = 1 ms. The first block pins the key filter's worked
 /// examples (throttle-latest 25 ms + distinctUntilChanged; docs/operators/throttle.md, "Key filter").
-@Suite("throttle")
+@Suite("throttle", .ownLiveResources)
 struct ThrottleTests {
     /// Runs the key filter over `input` (times relative to tick 300, after the subscription at
     /// 200) and returns the output with times relative to tick 300 too.
@@ -18,9 +18,9 @@ struct ThrottleTests {
 
     @Test("bounce after the press is swallowed; the press is never delayed")
     func bounceAfterPress() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         #expect(keyFilter([.next(0, 1), .next(3, 0), .next(6, 1), .next(120, 0)]) == [.next(0, 1), .next(120, 0)])
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("bounce after the release is swallowed; settled 0 equals the last output")
@@ -41,9 +41,9 @@ struct ThrottleTests {
 
     @Test("disposal while a value is kept: nothing fires after disposal")
     func disposeWhileKept() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         #expect(keyFilter([.next(0, 1), .next(3, 0), .next(6, 1)], dispose: 10) == [.next(0, 1)])
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("latest: false drops everything inside the window")

@@ -84,11 +84,11 @@ private struct Probe: TimedMachine {
 
 /// The shared skeleton of the timed operators and the noise-filter stage on its own:
 /// gate, timer slot with generation tokens, disposal.
-@Suite("TimedSink")
+@Suite("TimedSink", .ownLiveResources)
 struct TimedSinkTests {
     @Test("a send from inside the machine is handled after the current input, not nested")
     func reentrantSendIsQueued() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let log = ProbeLog()
             let sink = TimedSink(Probe(log: log), scheduler: ManualScheduler())
@@ -97,7 +97,7 @@ struct TimedSinkTests {
             #expect(log.entries == ["sent 1", "note 1", "note 2"])
             sink.dispose()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-arming reuses one timer slot; a tick with an older token is stale")
@@ -120,7 +120,7 @@ struct TimedSinkTests {
 
     @Test("dispose invalidates the timer; a tick in flight afterwards reaches nothing")
     func tickInFlightAfterDispose() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = ManualScheduler()
             let log = ProbeLog()
@@ -136,12 +136,12 @@ struct TimedSinkTests {
             sink.dispose()   // idempotent
             #expect(log.entries == ["armed 5"])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("dispose from inside a tick: nothing reaches the machine afterwards, the timer is released")
     func disposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = ManualScheduler()
             let log = ProbeLog()
@@ -153,7 +153,7 @@ struct TimedSinkTests {
             sink.send(.note(1))
             #expect(log.entries == ["armed 5", "tick 1 current true"])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("dispose from inside an input: the input sent after it in the same turn is dropped")
@@ -169,11 +169,11 @@ struct TimedSinkTests {
 
 /// Per operator built on `TimedSink`: disposal from inside an emission that a timer made, and
 /// an element sent re-entrantly from inside such an emission (virtual time, 1 tick = 1 ms).
-@Suite("timed operators: timer-driven emissions")
+@Suite("timed operators: timer-driven emissions", .ownLiveResources)
 struct TimerDrivenEmissionTests {
     @Test("throttle: disposal from inside the window's-end emission")
     func throttleDisposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -200,7 +200,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("throttle: an element sent from inside the window's-end emission is kept for the next window")
     func throttleReentrantFromTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -223,7 +223,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("buffer: disposal from inside a timer-emitted array")
     func bufferDisposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -248,7 +248,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("buffer: an element sent from inside a timer-emitted array goes into the next one")
     func bufferReentrantFromTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -269,7 +269,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("take(for:): disposal from inside the completion the timer delivers is idempotent")
     func takeForDisposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -294,7 +294,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("take(for:): an element sent from inside the timer's completion is not delivered")
     func takeForReentrantFromTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -315,7 +315,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("timeout: disposal from inside the timeout error the timer delivers")
     func timeoutDisposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -338,7 +338,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("timeout with other: disposal from inside other's first element, sent during the switch")
     func timeoutOtherDisposeInsideTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -359,7 +359,7 @@ struct TimerDrivenEmissionTests {
 
     @Test("timeout with other: a source element sent from inside other's element is dropped")
     func timeoutReentrantFromTick() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -381,7 +381,7 @@ struct TimerDrivenEmissionTests {
 /// `ThrottleState.discardKept()`, the one operation the `throttle` operator does not use (the
 /// noise filter's hysteresis calls it): the kept value is dropped, the window still ends at
 /// its time without an emission, and the next value after it is emitted at once.
-@Suite("ThrottleState.discardKept")
+@Suite("ThrottleState.discardKept", .ownLiveResources)
 struct ThrottleDiscardKeptTests {
     @Test("the kept value is dropped; the tick closes the window without emitting")
     func discardKept() {

@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// timeout(_:scheduler:) and timeout(_:other:scheduler:).
-@Suite("timeout")
+@Suite("timeout", .ownLiveResources)
 struct TimeoutTests {
     @Test("each element restarts the period; a gap longer than dueTime fails with RxError.timeout")
     func timesOut() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(230, 2), .next(290, 3)])
@@ -16,12 +16,12 @@ struct TimeoutTests {
             #expect(source.subscriptions == [Subscription(200, 260)])
             #expect(Marbles.render(observer.events, start: 200) == "-1-2--#")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("the first period starts at subscription")
     func firstPeriod() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(240, 1)])
@@ -34,7 +34,7 @@ struct TimeoutTests {
 
     @Test("completion and error within the period are passed on; the timer is released")
     func stopsInTime() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let a = scheduler.createHotObservable([.next(210, 1), .completed(230)])
@@ -47,12 +47,12 @@ struct TimeoutTests {
             let ob = s2.start { b.timeout(.milliseconds(30), scheduler: s2) }
             #expect(ob.events == [.error(220, TestError(1))])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an element at exactly the deadline that runs before the tick restarts the period")
     func elementAtDeadline() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             // The hot events are scheduled when the observable is created (before the subscription
@@ -66,7 +66,7 @@ struct TimeoutTests {
 
     @Test("timeout with other: switches to other and stops timing")
     func switchesToOther() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1), .next(250, 2), .completed(400)])
@@ -79,12 +79,12 @@ struct TimeoutTests {
             #expect(other.subscriptions == [Subscription(230, 340)])
             #expect(Marbles.render(observer.events, start: 200) == "-1--7--------8|")
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal while the timer is pending: no timeout afterwards")
     func disposal() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([.next(210, 1)])
@@ -92,12 +92,12 @@ struct TimeoutTests {
             #expect(observer.events == [.next(210, 1)])
             #expect(source.subscriptions == [Subscription(200, 220)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal after the switch disposes other")
     func disposalAfterSwitch() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable([Recorded<Event<Int>>]())
@@ -109,12 +109,12 @@ struct TimeoutTests {
             #expect(source.subscriptions == [Subscription(200, 220)])
             #expect(other.subscriptions == [Subscription(220, 280)])
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal from inside onNext stops the timer")
     func disposeInsideOnNext() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -129,12 +129,12 @@ struct TimeoutTests {
             #expect(events == [.next(1)])
             subscription = nil
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("re-entrant emission from inside onNext is delivered after the current element")
     func reentrant() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()
@@ -156,7 +156,7 @@ struct TimeoutTests {
 
     @Test("an element from a scheduled action restarts the period")
     func restartFromScheduledAction() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             let subject = PublishSubject<Int>()

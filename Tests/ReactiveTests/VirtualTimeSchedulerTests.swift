@@ -3,11 +3,11 @@ import ReactiveTesting
 import Testing
 
 /// VirtualTimeScheduler: ordering, advance, timers and their stale entries.
-@Suite("VirtualTimeScheduler")
+@Suite("VirtualTimeScheduler", .ownLiveResources)
 struct VirtualTimeSchedulerTests {
     @Test("work runs by due time, then by order of scheduling")
     func ordering() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var log: [String] = []
@@ -26,7 +26,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("work scheduled while running for the current time runs after work already due")
     func scheduleWhileRunning() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var log: [String] = []
@@ -43,7 +43,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("advance(to:) runs everything due up to and including the time, then sets the clock")
     func advanceTo() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler(initialClock: 100)
             var log: [Int64] = []
@@ -67,7 +67,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("a disposed action does not run")
     func disposedAction() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var ran = false
@@ -81,7 +81,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("timer: arm fires once with the arm's token; re-arm replaces; disarm cancels")
     func timerRearmDisarm() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var fired: [(UInt64, Int64)] = []
@@ -113,23 +113,23 @@ struct VirtualTimeSchedulerTests {
             #expect(fired.last?.1 == 80)
             timer.invalidate()
         }
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
     }
 
     @Test("an invalidated timer never fires and is released at once, before its stale entries come due")
     func invalidateReleases() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         let scheduler = VirtualTimeScheduler()
         var fired = 0
         do {
             let timer = scheduler.makeTimer { _ in fired += 1 }
             timer.arm(at: 1_000, token: 1)
-            #expect(LiveResources.count == baseline + 1)
+            #expect(LiveResources.owned == baseline + 1)
             timer.invalidate()
             timer.arm(at: 2_000, token: 2)      // arming after invalidate does nothing
         }
         // The heap still holds the stale entry for 1000, but the timer is gone.
-        #expect(LiveResources.count == baseline)
+        #expect(LiveResources.owned == baseline)
         #expect(scheduler.hasPendingWork)
         scheduler.run()
         #expect(fired == 0)
@@ -137,7 +137,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("a reused slot does not fire for the previous timer's stale entries")
     func slotReuse() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var log: [String] = []
@@ -155,7 +155,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("a timer re-armed from its own handler fires again")
     func rearmFromHandler() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = VirtualTimeScheduler()
             var times: [Int64] = []
@@ -174,7 +174,7 @@ struct VirtualTimeSchedulerTests {
 
     @Test("TestScheduler ticks are milliseconds")
     func ticks() {
-        let baseline = LiveResources.count
+        let baseline = LiveResources.owned
         do {
             let scheduler = TestScheduler()
             var at: Int64 = 0

@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import Recording
 
@@ -99,7 +100,7 @@ struct EvemuFixture: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("EvemuReader on the shipped recordings")
+@Suite("EvemuReader on the shipped recordings", .ownLiveResources)
 struct EvemuShippedRecordingTests {
     @Test(arguments: EvemuFixture.all)
     func parsesWithPinnedCounts(_ fixture: EvemuFixture) throws {
@@ -155,7 +156,7 @@ struct EvemuShippedRecordingTests {
     }
 }
 
-@Suite("EvemuReader time stamps")
+@Suite("EvemuReader time stamps", .ownLiveResources)
 struct EvemuTimestampTests {
     @Test func relativeTimesStartingAtOneMicrosecondMapToZero() throws {
         let recording = try EvemuReader.read(contentsOf: Fixtures.evemu(
@@ -186,7 +187,7 @@ struct EvemuTimestampTests {
     }
 }
 
-@Suite("EvemuReader details")
+@Suite("EvemuReader details", .ownLiveResources)
 struct EvemuDetailTests {
     @Test func ledAndSwitchStatesAreKept() throws {
         let device = try EvemuReader.read(contentsOf: Fixtures.url("handmade/zero-times.evemu")).devices[0]
@@ -262,7 +263,7 @@ struct EvemuDetailTests {
     }
 }
 
-@Suite("Device classes of recordings")
+@Suite("Device classes of recordings", .ownLiveResources)
 struct RecordedDeviceClassTests {
     /// Recordings carry no udev data: classes come from `DeviceClassifier` (udev's rules), so
     /// a replayed device lands in the same filter class as the live one.

@@ -1,9 +1,10 @@
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import Recording
 
-@Suite("EvemuWriter")
+@Suite("EvemuWriter", .ownLiveResources)
 struct EvemuWriterTests {
     /// Every evemu fixture we ship, real and hand-made.
     static let files: [(events: String, description: String?)] =

@@ -1,10 +1,11 @@
 import Foundation
 import InputModel
 import Recording
+import ReactiveTesting
 import Testing
 
 /// evtest output (issue #9): the format most bug reports paste.
-@Suite("EvtestReader") struct EvtestReaderTests {
+@Suite("EvtestReader", .ownLiveResources) struct EvtestReaderTests {
     /// `recording` as evtest prints it: header, then `Event:` lines at absolute times.
     static func evtestText(_ recording: Recording, header: Bool = true) -> String {
         let device = recording.devices[0]

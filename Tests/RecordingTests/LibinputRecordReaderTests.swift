@@ -1,9 +1,10 @@
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import Recording
 
-@Suite("LibinputRecordReader")
+@Suite("LibinputRecordReader", .ownLiveResources)
 struct LibinputRecordReaderTests {
     @Test func synapticsTouchpadRecording() throws {
         let recording = try LibinputRecordReader.read(contentsOf: Fixtures.url("recordings/libinput/PS2-scrolls.yml"))

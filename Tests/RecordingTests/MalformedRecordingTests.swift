@@ -1,4 +1,5 @@
 import Foundation
+import ReactiveTesting
 import Testing
 @testable import Recording
 
@@ -38,7 +39,7 @@ struct MalformedCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("Malformed recordings")
+@Suite("Malformed recordings", .ownLiveResources)
 struct MalformedRecordingTests {
     @Test(arguments: MalformedCase.all)
     func errorNamesFileLineAndReason(_ fixture: MalformedCase) {

@@ -1,11 +1,12 @@
 import Foundation
+import ReactiveTesting
 import Testing
 import Recording
 
 /// Parse-only throughput on ≥ 1M events, run only when asked (it needs a release build to mean
 /// anything): `EVFLOW_RECORDING_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter ParseThroughput`
 /// (`-enable-testing` because the other files of this target use `@testable import`).
-@Suite("ParseThroughput", .enabled(if: ProcessInfo.processInfo.environment["EVFLOW_RECORDING_BENCH"] != nil))
+@Suite("ParseThroughput", .ownLiveResources, .enabled(if: ProcessInfo.processInfo.environment["EVFLOW_RECORDING_BENCH"] != nil))
 struct ParseThroughputTests {
     /// The largest shipped recordings' `E:` lines, repeated with times shifted to stay monotonic.
     static func millionEventFile() throws -> (bytes: [UInt8], events: Int) {

@@ -3,6 +3,7 @@ import InputModel
 import Pipeline
 import Reactive
 import Recording
+import ReactiveTesting
 import Testing
 @testable import EvflowProtocol
 @testable import StateServer
@@ -58,7 +59,7 @@ private func watchers(_ path: String) -> Int? {
     return (try? c.request(#"{"class":"STATS"}"#))?["watchers"] as? Int
 }
 
-@Suite(.serialized)
+@Suite(.serialized, .ownLiveResources)
 struct EvflowctlTests {
     @Test func theBinaryIsBuilt() {
         #expect(FileManager.default.isExecutableFile(atPath: evflowctl.path), "\(evflowctl.path)")
@@ -185,7 +186,7 @@ struct EvflowctlTests {
     }
 }
 
-@Suite struct EvflowctlAnalyzeTests {
+@Suite(.ownLiveResources) struct EvflowctlAnalyzeTests {
     private static let fixture = ServerFixtures.root
         .appendingPathComponent("recordings/evemu-devices/misc/Microsoft Surface Type Cover.events").path
 

@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import EvflowProtocol
 @testable import StateServer
@@ -73,7 +74,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - Requests
 
-@Suite struct RequestParsingTests {
+@Suite(.ownLiveResources) struct RequestParsingTests {
     @Test func simpleRequests() throws {
         #expect(try parse(#"{"class":"DEVICES"}"#) == Request(.devices))
         #expect(try parse(#"{"class":"STATS"}"#) == Request(.stats))
@@ -179,7 +180,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - Errors
 
-@Suite struct RequestErrorTests {
+@Suite(.ownLiveResources) struct RequestErrorTests {
     /// Asserts the error for `line`: kind, message, field and request class.
     private func expectError(_ line: String, _ kind: ProtocolError.Kind, message: String, field: String?,
                              requestClass: String? = nil, tag: RequestTag? = nil,
@@ -351,7 +352,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - Encoders
 
-@Suite struct MessageWriterTests {
+@Suite(.ownLiveResources) struct MessageWriterTests {
     @Test func version() throws {
         var w = MessageWriter(names: testNames)
         w.appendVersion(release: "0.1.0")
@@ -546,7 +547,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - JSON writer and escaping
 
-@Suite struct JSONWriterTests {
+@Suite(.ownLiveResources) struct JSONWriterTests {
     private func encoded(_ s: String) -> String { text(JSONWriter.encodedString(s)) }
 
     @Test func escaping() throws {
@@ -599,7 +600,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - Line framer
 
-@Suite struct LineFramerTests {
+@Suite(.ownLiveResources) struct LineFramerTests {
     private func drain(_ f: inout LineFramer) -> [String] {
         var out: [String] = []
         while let item = f.next() {
@@ -726,7 +727,7 @@ private let mouse = DeviceInfo(
 
 // MARK: - The server's naming (libevdev's tables through EventNames)
 
-@Suite struct StandardNamingTests {
+@Suite(.ownLiveResources) struct StandardNamingTests {
     @Test func parsesLibevdevNames() throws {
         let r = try Request.parse(#"{"class":"WATCH","types":["EV_KEY","EV_0x1c"],"codes":["KEY_A","BTN_LEFT","SW_LID","EV_ABS:ABS_MT_SLOT","EV_KEY:0x2e8"]}"#)
         guard case .watch(let w) = r.kind else { Issue.record("not a watch"); return }

@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import ReactiveTesting
 import Testing
 @testable import EvflowProtocol
 
@@ -21,7 +22,7 @@ private let kb: DeviceInfo = {
     return info
 }()
 
-@Suite struct TypedProtocolTests {
+@Suite(.ownLiveResources) struct TypedProtocolTests {
     @Test func everyServerMessageDecodesToWhatWasEncoded() throws {
         var w = MessageWriter()
         var summary = kb
@@ -151,7 +152,7 @@ private func documentedServerClasses() throws -> Set<String> {
     return classes
 }
 
-@Suite struct ProtocolDocumentationTests {
+@Suite(.ownLiveResources) struct ProtocolDocumentationTests {
     /// Regression: docs/protocol.md documented an `EVENT` message that the server never sent
     /// (every event reaches a watcher inside a FRAME). The documented classes are now exactly
     /// the ones the writer has — and the decoder knows.

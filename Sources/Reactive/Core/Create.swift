@@ -21,6 +21,8 @@ extension Observable {
 /// Guards a user-written source: grammar, disposal, and dispose-after-stop.
 @usableFromInline
 final class CreateSink<Element>: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
@@ -28,10 +30,7 @@ final class CreateSink<Element>: Cancelable, @unchecked Sendable {
     @inlinable
     init(_ downstream: AnyObserver<Element>) {
         self.downstream = downstream
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     var isDisposed: Bool { disposal.isDisposed }

@@ -90,6 +90,8 @@ extension Observable where Element: FixedWidthInteger {
 }
 
 final class TimerSink<Element: FixedWidthInteger>: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     private let observer: AnyObserver<Element>
     private let period: RxTimeInterval?
     private let scheduler: SchedulerType
@@ -103,10 +105,7 @@ final class TimerSink<Element: FixedWidthInteger>: Cancelable, @unchecked Sendab
         self.observer = observer
         self.period = period
         self.scheduler = scheduler
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     var isDisposed: Bool { disposed.load(ordering: .acquiring) }
 

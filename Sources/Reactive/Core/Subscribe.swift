@@ -33,6 +33,8 @@ extension ObservableType {
 /// `assigned` (the upstream disposable is set). The per-event cost is one relaxed load.
 @usableFromInline
 final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     @usableFromInline let onNext: ((Element) -> Void)?
     @usableFromInline let onError: ((any Error) -> Void)?
@@ -48,10 +50,7 @@ final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
         self.onError = onError
         self.onCompleted = onCompleted
         self.onDisposed = onDisposed
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     var isDisposed: Bool { disposal.isDisposed }

@@ -4,6 +4,8 @@ import Synchronization
 ///
 /// Inserting into a disposed group disposes the newcomer at once and returns nil.
 public final class CompositeDisposable: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     /// Identifies one member, for `remove(for:)`.
     public struct Key: Hashable, Sendable {
         fileprivate let value: UInt64
@@ -20,12 +22,10 @@ public final class CompositeDisposable: Cancelable, @unchecked Sendable {
 
     /// Creates an empty group.
     public init() {
-        LiveResources.increment()
     }
 
     /// Creates a group holding `disposables`.
     public init(disposables: [Disposable]) {
-        LiveResources.increment()
         state.withLock { s in
             for d in disposables {
                 s.members[s.nextKey] = d
@@ -34,8 +34,6 @@ public final class CompositeDisposable: Cancelable, @unchecked Sendable {
             }
         }
     }
-
-    deinit { LiveResources.decrement() }
 
     /// Whether `dispose()` has been called.
     public var isDisposed: Bool { state.withLock { $0.disposed } }

@@ -55,6 +55,8 @@ struct NopDisposable: Disposable {
 /// Runs a closure once on the first `dispose()`.
 @usableFromInline
 final class AnonymousDisposable: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     // Written once in init, read and cleared only by the thread that wins `disposal`.
     @usableFromInline @exclusivity(unchecked) var action: (() -> Void)?
@@ -62,10 +64,7 @@ final class AnonymousDisposable: Cancelable, @unchecked Sendable {
     @inlinable
     init(_ action: @escaping () -> Void) {
         self.action = action
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     var isDisposed: Bool { disposal.isDisposed }
@@ -82,6 +81,8 @@ final class AnonymousDisposable: Cancelable, @unchecked Sendable {
 /// Disposes two disposables once.
 @usableFromInline
 final class BinaryDisposable: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     // Written once in init, read and cleared only by the thread that wins `disposal`.
     @usableFromInline @exclusivity(unchecked) var first: Disposable?
@@ -91,10 +92,7 @@ final class BinaryDisposable: Cancelable, @unchecked Sendable {
     init(_ first: Disposable, _ second: Disposable) {
         self.first = first
         self.second = second
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     var isDisposed: Bool { disposal.isDisposed }

@@ -5,6 +5,8 @@ import Synchronization
 ///
 /// The swap happens in a short critical section; `dispose()` of the old value runs after it.
 public final class SerialDisposable: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     private struct State {
         var current: Disposable?
         var disposed = false
@@ -14,10 +16,7 @@ public final class SerialDisposable: Cancelable, @unchecked Sendable {
 
     /// Creates an empty holder.
     public init() {
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     /// Whether `dispose()` has been called.
     public var isDisposed: Bool { state.withLock { $0.disposed } }

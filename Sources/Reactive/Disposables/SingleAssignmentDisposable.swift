@@ -4,6 +4,8 @@
 /// it immediately. Its `DisposalState` word decides which side disposes, so the two never
 /// race and neither holds a lock while calling `dispose()`.
 public final class SingleAssignmentDisposable: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     // Written before `assigned` is published (release) and read after it is observed
     // (acquire); cleared only by the side that observed both bits.
@@ -12,10 +14,7 @@ public final class SingleAssignmentDisposable: Cancelable, @unchecked Sendable {
     /// Creates an empty holder.
     @inlinable
     public init() {
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     /// Whether `dispose()` has been called.
     @inlinable

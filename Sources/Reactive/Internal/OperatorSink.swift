@@ -5,16 +5,15 @@
 /// Subclasses release their own resources in `disposeResources()`, called once.
 @usableFromInline
 package class OperatorSink: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    @usableFromInline let live = LiveResources.Token()
     @usableFromInline let disposal = DisposalState()
     // Written by `setUpstream` before `assigned` is published; taken by the disposing side.
     @usableFromInline @exclusivity(unchecked) final var upstream: Disposable?
 
     @inlinable
     init() {
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     /// Whether `dispose()` has been called. Checked before every emission.
     @inlinable

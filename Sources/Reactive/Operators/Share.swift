@@ -86,6 +86,8 @@ final class ShareWhileConnected<Element>: @unchecked Sendable {
 /// One connection: the subject every subscriber listens to and the source subscription
 /// that feeds it.
 final class ShareConnection<Element>: @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     /// Subscribers of this connection; guarded by the parent's lock.
     var refCount = 0
     let upstream = SingleAssignmentDisposable()
@@ -102,10 +104,7 @@ final class ShareConnection<Element>: @unchecked Sendable {
             send = subject.asObserver()
             attach = { subject.subscribe($0) }
         }
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
         attach(observer)

@@ -17,7 +17,7 @@ public class DispatchQueueSchedulerBase: SchedulerType, @unchecked Sendable {
     @discardableResult
     public func schedule(_ action: @escaping () -> Void) -> Disposable {
         let cancel = BooleanDisposable()
-        let work = UnsafeTransfer(action)
+        let work = UnsafeTransfer(LiveResources.carry(action))
         queue.async {
             if !cancel.isDisposed { work.value() }
         }
@@ -28,7 +28,7 @@ public class DispatchQueueSchedulerBase: SchedulerType, @unchecked Sendable {
     @discardableResult
     public func schedule(after dueTime: RxTimeInterval, _ action: @escaping () -> Void) -> Disposable {
         let cancel = BooleanDisposable()
-        let work = UnsafeTransfer(action)
+        let work = UnsafeTransfer(LiveResources.carry(action))
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(dueTime.nanoseconds, 0)))) {
             if !cancel.isDisposed { work.value() }
         }
@@ -37,7 +37,7 @@ public class DispatchQueueSchedulerBase: SchedulerType, @unchecked Sendable {
 
     /// A reusable timer backed by one `DispatchSourceTimer` on the queue.
     public func makeTimer(_ handler: @escaping (UInt64) -> Void) -> SchedulerTimer {
-        DispatchSchedulerTimer(queue: queue, handler: handler)
+        DispatchSchedulerTimer(queue: queue, handler: LiveResources.carry(handler))
     }
 }
 
@@ -70,6 +70,8 @@ public final class ConcurrentDispatchQueueScheduler: DispatchQueueSchedulerBase,
 
 /// One `DispatchSourceTimer`, re-armed in place.
 final class DispatchSchedulerTimer: SchedulerTimer, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     private let source: DispatchSourceTimer
     private let token = Atomic<UInt64>(0)
     private let deadline = Atomic<Int64>(0)
@@ -93,12 +95,10 @@ final class DispatchSchedulerTimer: SchedulerTimer, @unchecked Sendable {
         }
         source.schedule(deadline: .distantFuture)
         source.activate()
-        LiveResources.increment()
     }
 
     deinit {
         source.cancel()
-        LiveResources.decrement()
     }
 
     func arm(at deadline: Int64, token: UInt64) {

@@ -228,6 +228,8 @@ final class VirtualScheduledAction: Cancelable, @unchecked Sendable {
 /// A timer slot of a `VirtualTimeScheduler`.
 @usableFromInline
 final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     /// Strong, and released on `invalidate()`: the scheduler's slot table and this reference
     /// form a cycle that invalidation (every owner's disposal) ends. A weak reference would
     /// give the scheduler a side-table refcount and put its retains on the slow path.
@@ -244,10 +246,7 @@ final class VirtualTimer: SchedulerTimer, @unchecked Sendable {
         self.scheduler = scheduler
         self.slot = slot
         self.handler = handler
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     func arm(at deadline: Int64, token: UInt64) {

@@ -22,6 +22,8 @@ import Darwin
 /// next turn of the gate.
 @usableFromInline
 final class SubjectCore<Element>: @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline
     enum Message {
         case event(Event<Element>)
@@ -53,10 +55,7 @@ final class SubjectCore<Element>: @unchecked Sendable {
 
     @inlinable
     init() {
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     func send(_ message: Message) {
@@ -132,6 +131,8 @@ final class SubjectCore<Element>: @unchecked Sendable {
 /// flag afterwards (see `SubjectCore` for the one event that may be in flight).
 @usableFromInline
 final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
+    /// Counts this object in `LiveResources` until it is destroyed.
+    private let live = LiveResources.Token()
     @usableFromInline let observer: AnyObserver<Element>
     @usableFromInline let active = Atomic<Bool>(true)
     /// Strong: the core keeps its entries and an entry keeps its core. The cycle ends when
@@ -145,10 +146,7 @@ final class SubjectSubscription<Element>: Cancelable, @unchecked Sendable {
     init(observer: AnyObserver<Element>, core: SubjectCore<Element>) {
         self.observer = observer
         self.core = core
-        LiveResources.increment()
     }
-
-    deinit { LiveResources.decrement() }
 
     @inlinable
     var isActive: Bool { active.load(ordering: .relaxed) }

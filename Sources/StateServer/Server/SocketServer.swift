@@ -75,13 +75,16 @@ public final class StateServer: Sendable {
         }
         let core = self.core
         let config = core.configuration
+        // What the clients' sessions build is counted in the starter's LiveResources scope
+        // (a test's own; none in the daemon).
+        let scope = LiveResources.scope
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.maxMessagesPerRead, value: 4)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let client = ClientConnection(number: core.makeNumber(), channel: channel, core: core)
-                    try channel.pipeline.syncOperations.addHandler(ClientChannelHandler(client: client))
+                    try channel.pipeline.syncOperations.addHandler(ClientChannelHandler(client: client, scope: scope))
                 }
             }
         let channel: Channel
@@ -166,21 +169,30 @@ final class ClientChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let client: ClientConnection
+    private let scope: LiveResources.Scope?
 
-    init(client: ClientConnection) { self.client = client }
+    init(client: ClientConnection, scope: LiveResources.Scope?) {
+        self.client = client
+        self.scope = scope
+    }
+
+    /// Runs `body` in the server starter's `LiveResources` scope, if it had one.
+    private func counted(_ body: () -> Void) {
+        if let scope { LiveResources.$scope.withValue(scope, operation: body) } else { body() }
+    }
 
     func channelActive(context: ChannelHandlerContext) {
-        client.activate()
+        counted { client.activate() }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        buffer.withUnsafeReadableBytes { client.received($0) }
+        counted { buffer.withUnsafeReadableBytes { client.received($0) } }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        client.inactive()
+        counted { client.inactive() }
         context.fireChannelInactive()
     }
 
