@@ -46,25 +46,72 @@ struct Daemon: Sendable {
 
 /// A one-shot readiness signal awaited by later services.
 final class Latch: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.open = true
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for w in waiters { w.resume() }
+    private enum Waiter {
+        case cancellable(CheckedContinuation<Bool, Never>)
+        case uncancellable(CheckedContinuation<Void, Never>)
     }
 
-    func wait() async {
+    private struct State {
+        var open = false
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiter: UInt64 = 0
+
+        mutating func add(_ waiter: Waiter) -> UInt64 {
+            nextWaiter += 1
+            waiters[nextWaiter] = waiter
+            return nextWaiter
+        }
+    }
+
+    private let state = Mutex(State())
+
+    func open() {
+        let waiters = state.withLock { s -> [Waiter] in
+            s.open = true
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for waiter in waiters {
+            switch waiter {
+            case .cancellable(let c): c.resume(returning: true)
+            case .uncancellable(let c): c.resume()
+            }
+        }
+    }
+
+    /// Waits until the latch opens (true) or the task is cancelled first (false): a service
+    /// waiting for an earlier one that failed must not wait for ever (the group cancels it).
+    func wait() async -> Bool {
+        let id = Mutex<UInt64?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { s -> Bool? in
+                    if s.open { return true }
+                    if Task.isCancelled { return false }
+                    id.withLock { $0 = s.add(.cancellable(c)) }
+                    return nil
+                }
+                if let now { c.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> Waiter? in
+                guard let key = id.withLock({ $0 }) else { return nil }
+                return s.waiters.removeValue(forKey: key)
+            }
+            if case .cancellable(let c) = waiter { c.resume(returning: false) }
+        }
+    }
+
+    /// Waits until the latch opens, cancelled or not (for work that must finish, e.g. the
+    /// disposal of every device session on the input thread).
+    func opened() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { s -> Bool in
+            let now = state.withLock { s -> Bool in
                 if s.open { return true }
-                s.waiters.append(c)
+                _ = s.add(.uncancellable(c))
                 return false
             }
-            if resumeNow { c.resume() }
+            if now { c.resume() }
         }
     }
 }
@@ -96,7 +143,7 @@ struct InputService: Service {
         // scheduled after it runs once the present devices are known (or the source failed).
         let enumerated = Latch()
         scheduler.schedule { enumerated.open() }
-        await enumerated.wait()
+        await enumerated.opened()
         if let error = failure.withLock({ $0 }) {
             notices.dispose()
             throw StartupError.input("input source failed: \(error)")
@@ -105,7 +152,7 @@ struct InputService: Service {
         ready.open()
         // Until shutdown, or until the source fails.
         _ = try? await cancelWhenGracefulShutdown {
-            await withTaskCancellationHandler { await stop.wait() } onCancel: { stop.open() }
+            await withTaskCancellationHandler { await stop.opened() } onCancel: { stop.open() }
         }
         let finished = Latch()
         scheduler.schedule {
@@ -113,7 +160,7 @@ struct InputService: Service {
             notices.dispose()
             finished.open()
         }
-        await finished.wait()
+        await finished.opened()
         if let error = failure.withLock({ $0 }) {
             throw StartupError.input("input source failed: \(error)")
         }
@@ -132,7 +179,7 @@ struct ServerService: Service {
     let socketPath: String
 
     func run() async throws {
-        await after.wait()
+        guard await after.wait() else { return }   // the input service failed
         try await server.start()
         logger.info("listening on \(socketPath)")
         ready.open()
@@ -158,7 +205,7 @@ struct SystemdService: Service {
     func roundTrip() async -> Bool {
         let input = Latch()
         inputScheduler.schedule { input.open() }
-        await withTaskCancellationHandler { await input.wait() } onCancel: { input.open() }
+        guard await input.wait() else { return false }
         if Task.isCancelled { return false }
         do {
             try await server.roundTrip()
@@ -174,7 +221,7 @@ struct SystemdService: Service {
     }
 
     func run() async throws {
-        await after.wait()
+        guard await after.wait() else { return }   // an earlier service failed
         let notifier = SystemdNotifier()
         do {
             try notifier.ready(status: status())
