@@ -90,6 +90,7 @@ struct E2E {
             ("cycles", { cycles(monitor, recorder, report, frameSubscriptions) }),
             ("vanish", { vanishMidRead(monitor, recorder, report) }),
             ("permissions", { permissions(monitor, recorder, report) }),
+            ("overflow", { overflow(report) }),
         ]
         for round in 1...repetitions {
         if repetitions > 1 { say("=== round \(round) of \(repetitions)") }
@@ -252,6 +253,66 @@ struct E2E {
         let fds = openFileDescriptorCount() ?? -1
         report.check(settled, "leaks: after \(count) cycles fds, scopes and live resources are back to baseline",
                      "fds \(fds0)→\(fds), scopes \(scopes0)→\(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")
+    }
+
+    /// uevents lost in a hot-plug storm (the udev socket overflows: ENOBUFS) are caught up by
+    /// re-enumerating. A second monitor, with the smallest receive buffer the kernel allows,
+    /// has its input thread held while a switch comes and goes 20 times and then a keyboard
+    /// appears and stays; once the thread runs again, the overflow is counted and the
+    /// monitor's devices are the kernel's: the keyboard present, no switch left over.
+    static func overflow(_ report: Report) {
+        let name = "\(prefix) overflow\(roundSuffix)"
+        let loop: InputLoop
+        do {
+            loop = try InputLoop(name: "e2e.overflow")
+        } catch {
+            report.check(false, "overflow: input loop", "\(error)")
+            return
+        }
+        let monitor = InputDeviceMonitor(loop: loop, options: .init(udevReceiveBuffer: 1))
+        // Devices of this case announced and not yet ended, by name; touched on the loop only.
+        final class Present: @unchecked Sendable { var count: [String: Int] = [:] }
+        let present = Present()
+        let subscription = monitor.devices.subscribe(onNext: { stream in
+            let device = stream.info.name
+            guard device.hasPrefix(name) else {
+                _ = stream.frames.subscribe()
+                return
+            }
+            present.count[device, default: 0] += 1
+            _ = stream.frames.subscribe(onCompleted: { present.count[device, default: 0] -= 1 })
+        })
+        loop.sync {}   // enumerated
+        let hold = DispatchSemaphore(value: 0)
+        loop.schedule { hold.wait() }   // the input thread is busy: uevents pile up in the socket
+        let churn = try? Child.device("switch", ["--cycles", "20", "--hold", "0.05", "--events", "SW_LID=1 ."],
+                                      name: "\(name) churn")
+        let churnStatus = churn?.wait() ?? -1
+        // The keyboard's uevents come after the churn's have filled the socket: without the
+        // re-enumeration it would never be seen. Its node must exist, and udev be done with
+        // it, before the thread runs again.
+        let nodeFile = "\(scratch)/overflow.node"
+        unlink(nodeFile)
+        let stays = try? Child.device("keyboard", ["--hold", "30", "--node-file", nodeFile], name: "\(name) stays")
+        let created = waitUntil(timeout: 30) { access(nodeFile, F_OK) == 0 }
+        run(["udevadm", "settle", "--timeout=10"])
+        hold.signal()
+        let caughtUp = waitUntil(timeout: 20) {
+            loop.sync { present.count["\(name) stays"] == 1 && present.count["\(name) churn", default: 0] == 0 }
+        }
+        let overflows = monitor.statistics.udevOverflows
+        let seen = loop.sync { present.count.map { "\($0.key.dropFirst(name.count + 1)) \($0.value)" }.sorted() }
+        report.check(churnStatus == 0 && stays != nil && created && overflows >= 1 && caughtUp,
+                     "overflow: uevents lost while the input thread was busy are caught up by re-enumeration",
+                     "helper exit \(churnStatus), udev overflows \(overflows), present \(seen)")
+        if let stays {
+            kill(stays.pid, SIGTERM)
+            stays.wait()
+        }
+        subscription.dispose()
+        loop.sync {}
+        loop.shutdown()
+        waitUntil(timeout: 5) { loop.hasFinished }
     }
 
     /// A device destroyed while it is being read: the read says ENODEV before udev's `remove`
