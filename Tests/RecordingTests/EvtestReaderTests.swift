@@ -52,7 +52,8 @@ import Testing
     }
 
     static func temp(_ name: String, _ text: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("evflow-\(getpid())-\(name)")
+        // Unique per call: the cases of a parameterized test run in parallel.
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("evflow-\(getpid())-\(UUID().uuidString)-\(name)")
         try Data(text.utf8).write(to: url)
         return url
     }

@@ -39,8 +39,8 @@ enum WatchStream {
         func device(_ stream: DeviceStream, announce: Bool) -> Observable<WatchItem> {
             guard case .open = stream.access else { return .just(.notice(stream.announcement)) }
             let info = stream.info
-            let frames = then(stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) },
-                              .notice(.removed(info)))
+            let frames = stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) }
+                .concat(.just(.notice(.removed(info))))
             return announce ? frames.startWith(.notice(.added(info))) : frames
         }
         var items = hub.streams(raw: raw).flatMap { update -> Observable<WatchItem> in
@@ -64,18 +64,6 @@ enum WatchStream {
             }
         }
         return items
-    }
-
-    /// `source`'s elements, then `last` when it completes.
-    static func then(_ source: Observable<WatchItem>, _ last: WatchItem) -> Observable<WatchItem> {
-        Observable.create { observer in
-            source.subscribe(onNext: { observer.onNext($0) },
-                             onError: { observer.onError($0) },
-                             onCompleted: {
-                                 observer.onNext(last)
-                                 observer.onCompleted()
-                             })
-        }
     }
 
     /// The frame with only the selected events (never `SYN_REPORT`), nil when none is left.
