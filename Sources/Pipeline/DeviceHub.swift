@@ -38,7 +38,7 @@ public final class DeviceHub: @unchecked Sendable {
         let frames = SingleAssignmentDisposable()
         /// Key codes whose spurious-release debounce turned on by itself, in order (written in
         /// the filter stage, read by `STATS`).
-        let spuriousCodes = Mutex<[UInt16]>([])
+        let spuriousCodes = PosixLocked<[UInt16]>([])
         let sequence: Int
         var closed = false
 
@@ -84,10 +84,10 @@ public final class DeviceHub: @unchecked Sendable {
 
     // Confined to the scheduler.
     private var config: FilterConfig
-    private let registry = Mutex(Registry())
+    private let registry = PosixLocked(Registry())
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
-    private let inaccessibleDevices = Mutex<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
+    private let inaccessibleDevices = PosixLocked<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler).

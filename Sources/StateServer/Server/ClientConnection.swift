@@ -37,7 +37,7 @@ final class ClientConnection: @unchecked Sendable {
         var generation: UInt64 = 0
         var closed = false
     }
-    private let outbox = Mutex(Outbox())
+    private let outbox = PosixLocked(Outbox())
     let queued = Atomic<Int>(0)
     let sent = Atomic<UInt64>(0)
     let rateDropped = Atomic<UInt64>(0)
@@ -50,7 +50,7 @@ final class ClientConnection: @unchecked Sendable {
         var tag: RequestTag?
         var stream: StreamKind?
     }
-    let meta = Mutex(Meta())
+    let meta = PosixLocked(Meta())
 
     // Event loop only.
     private var spare: [UInt8] = []

@@ -25,7 +25,7 @@ final class ServerCore: @unchecked Sendable {
         var perUID: [UInt32: Int] = [:]
         var closed: [CloseReason: UInt64] = [:]
     }
-    private let registry = Mutex(Registry())
+    private let registry = PosixLocked(Registry())
     private let nextNumber = Atomic<UInt64>(1)
     let droppedClients = Atomic<Int>(0)
     let clientCount = Atomic<Int>(0)
@@ -113,7 +113,7 @@ final class ServerCore: @unchecked Sendable {
     // MARK: - Batched flushing
 
     /// Clients with queued bytes, and whether a drain job is scheduled.
-    private let flushList = Mutex<(clients: [ClientConnection], scheduled: Bool)>(([], false))
+    private let flushList = PosixLocked<(clients: [ClientConnection], scheduled: Bool)>(([], false))
 
     /// Queues `client` for the next drain on its event loop; schedules the drain if none is.
     /// Every client lives on the server's single event loop, so one job serves them all.

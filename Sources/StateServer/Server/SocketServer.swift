@@ -40,8 +40,8 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
 public final class StateServer: Sendable {
     private let core: ServerCore
     private let group: MultiThreadedEventLoopGroup
-    private let listener = Mutex<Channel?>(nil)
-    private let state = Mutex<(started: Bool, stopped: Bool)>((false, false))
+    private let listener = PosixLocked<Channel?>(nil)
+    private let state = PosixLocked<(started: Bool, stopped: Bool)>((false, false))
 
     /// A server for `hub`'s devices; nothing happens until `start()`.
     public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger) {
