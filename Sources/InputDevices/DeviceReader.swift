@@ -27,8 +27,10 @@ final class DeviceReader {
         self.onGone = onGone
     }
 
-    /// Starts watching the fd.
+    /// Publishes the keys and switches down at open (`EvdevDevice.stateAtOpen`), then starts
+    /// watching the fd.
     func start(loop: InputLoop) {
+        if let frame = device.stateAtOpen { frames.onNext(frame) }
         self.loop = loop
         token = loop.register(fd: device.fd.rawValue) { [weak self] in self?.drain() ?? .drained }
     }

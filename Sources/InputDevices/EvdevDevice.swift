@@ -1,5 +1,6 @@
 import CEvdev
 import InputModel
+import Reactive
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,8 @@ final class EvdevDevice {
     init(path: String) throws(SystemError) {
         let fd = try FileDescriptor.openForReading(path)
         var dev: OpaquePointer?
+        // Before libevdev reads the kernel's state: every event queued on the fd is no older.
+        let openedAt = monotonicNow()
         let rc = libevdev_new_from_fd(fd.rawValue, &dev)
         guard rc >= 0, let dev else {
             fd.close()
@@ -33,6 +36,30 @@ final class EvdevDevice {
         self.path = path
         self.fd = fd
         self.handle = dev
+        self.openedAt = openedAt
+    }
+
+    /// When the device was opened (monotonic ns), just before libevdev read its state.
+    let openedAt: Int64
+
+    /// The keys and switches that were down or on when the device was opened, as one frame
+    /// stamped `openedAt` (nil when none were): what a reader must know before the first event,
+    /// since the kernel reports changes only. A key held through a daemon restart, or a lid
+    /// closed before start-up, is in it; its release or opening then follows as events.
+    /// Absolute axes are not: their values are in the description's `AbsInfo`.
+    var stateAtOpen: InputFrame? {
+        var events: [InputEvent] = []
+        for type in [UInt32(EV_KEY), UInt32(EV_SW)] where libevdev_has_event_type(handle, type) == 1 {
+            let max = libevdev_event_type_get_max(type)
+            guard max >= 0 else { continue }
+            for code in 0...UInt32(max) where libevdev_has_event_code(handle, type, code) == 1 {
+                let value = libevdev_get_event_value(handle, type, code)
+                if value != 0 {
+                    events.append(InputEvent(time: openedAt, type: UInt16(type), code: UInt16(code), value: value))
+                }
+            }
+        }
+        return events.isEmpty ? nil : InputFrame(time: openedAt, events: events)
     }
 
     deinit {
