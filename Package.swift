@@ -58,6 +58,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .executableTarget(name: "evflowctl", dependencies: [
             "InputModel", "Recording", "Pipeline", "EvflowProtocol",

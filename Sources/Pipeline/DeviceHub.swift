@@ -89,6 +89,7 @@ public final class DeviceHub: @unchecked Sendable {
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
     private let inaccessibleDevices = PosixLocked<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
+    private let deviceCountSubject = PublishSubject<Int>()
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler).
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType) {
@@ -114,6 +115,10 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// The number of open devices (those in the store).
     public var deviceCount: Int { store.count }
+
+    /// The number of open devices each time it changes (a device opened or closed), on the
+    /// hub's scheduler: what lets the daemon update its systemd status without polling.
+    public var deviceCountChanges: Observable<Int> { deviceCountSubject.asObservable() }
 
     /// The open devices, in the order they were added.
     public var devices: [DeviceInfo] { store.devices }
@@ -195,6 +200,7 @@ public final class DeviceHub: @unchecked Sendable {
             return (session, Array(r.watchers.values))
         }
         for watcher in watchers { watcher.observer.onNext(.added(session.stream(raw: watcher.raw))) }
+        deviceCountSubject.onNext(store.count)
         return session
     }
 
@@ -211,6 +217,7 @@ public final class DeviceHub: @unchecked Sendable {
         session.raw.onCompleted()
         session.filtered.onCompleted()
         session.settings.onCompleted()
+        deviceCountSubject.onNext(store.count)
     }
 
     private func announce(_ stream: DeviceStream) {

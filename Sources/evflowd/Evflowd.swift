@@ -1,4 +1,8 @@
 import ArgumentParser
+import Dispatch
+import NIOCore
+import NIOPosix
+import Synchronization
 import Logging
 
 #if canImport(Glibc)
@@ -9,7 +13,7 @@ import Glibc
 /// state and publishes it on a Unix socket. `@main` only parses arguments; `DaemonBuilder`
 /// wires the services.
 @main
-struct Evflowd: AsyncParsableCommand {
+struct Evflowd: ParsableCommand {
     static let release = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -81,7 +85,28 @@ struct Evflowd: AsyncParsableCommand {
         if descriptionPath != nil && replay.count != 1 { throw ValidationError("--desc needs exactly one --replay file") }
     }
 
-    func run() async throws {
+    func run() throws {
+        // Swift concurrency runs on NIO's event loops, not libdispatch's worker pool: once a
+        // dispatch worker has run, libdispatch wakes every second for ever to watch its pool
+        // (its workqueue monitor), and an idle daemon must not wake (docs/benchmarks.md, I1).
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let command = self
+        Task {
+            do {
+                try await command.runDaemon()
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }?.get()
+    }
+
+    func runDaemon() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = JournaldLogHandler(label: label)

@@ -29,6 +29,8 @@ final class ServerCore: @unchecked Sendable {
     private let nextNumber = Atomic<UInt64>(1)
     let droppedClients = Atomic<Int>(0)
     let clientCount = Atomic<Int>(0)
+    /// The client count after each accepted connection and each disconnection.
+    let clientCountChanges = PublishSubject<Int>()
     let watcherCount = Atomic<Int>(0)
 
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool) {
@@ -73,7 +75,8 @@ final class ServerCore: @unchecked Sendable {
             return .accepted
         }
         if admission == .accepted {
-            clientCount.add(1, ordering: .relaxed)
+            let count = clientCount.add(1, ordering: .relaxed).newValue
+            clientCountChanges.onNext(count)
             logger.debug("client connected", metadata: ["client": "\(client.number)"])
         }
         return admission
@@ -89,7 +92,8 @@ final class ServerCore: @unchecked Sendable {
             return true
         }
         if removed {
-            clientCount.subtract(1, ordering: .relaxed)
+            let count = clientCount.subtract(1, ordering: .relaxed).newValue
+            clientCountChanges.onNext(count)
             logger.debug("client disconnected", metadata: ["client": "\(client.number)"])
         }
         watchersChanged()

@@ -58,6 +58,9 @@ public final class StateServer: Sendable {
     /// Clients connected and accepted now.
     public var clientCount: Int { core.clientCount.load(ordering: .relaxed) }
 
+    /// The client count each time a client is accepted or goes, on the server's event loop.
+    public var clientCountChanges: Observable<Int> { core.clientCountChanges.asObservable() }
+
     /// Returns once a job has run on the server's event loop: proof that it is not stuck
     /// (the watchdog pings only after this and a round trip through the input thread).
     public func roundTrip() async throws {
