@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import FuzzTargets
+import InputModel
+import Recording
+
+/// Replays the fuzz regression corpus (`Tests/Fixtures/fuzz-regressions/<target>/`) and the
+/// shipped fixtures through the same invariant checks the fuzz targets run (docs/reliability.md).
+struct FuzzRegressionTests {
+    static let fixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures")
+
+    static func files(under relativePath: String) -> [URL] {
+        let root = fixtures.appendingPathComponent(relativePath)
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else {
+            return []
+        }
+        return walker.compactMap { $0 as? URL }
+            .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+            .sorted { $0.path < $1.path }
+    }
+
+    @Test(arguments: FuzzTarget.allCases)
+    func regressionCorpusPasses(_ target: FuzzTarget) throws {
+        let files = Self.files(under: "fuzz-regressions/\(target.rawValue)")
+        // Every target has a corpus; an empty or missing directory would make this test vacuous.
+        #expect(!files.isEmpty, "no files in Tests/Fixtures/fuzz-regressions/\(target.rawValue)")
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            #expect(throws: Never.self, "\(file.lastPathComponent)") { try target.check(bytes) }
+        }
+    }
+
+    /// The seed corpora of scripts/fuzz, checked here too: every shipped recording and
+    /// malformed file passes its reader's invariant.
+    @Test func shippedRecordingsPassTheirInvariants() throws {
+        var checked = 0
+        for file in Self.files(under: "recordings") + Self.files(under: "handmade") + Self.files(under: "malformed") {
+            let target: FuzzTarget
+            switch file.pathExtension {
+            case "evemu", "events", "desc": target = .evemu
+            case "evtest": target = .evtest
+            case "yml", "yaml": target = .libinputRecord
+            default: continue
+            }
+            let bytes = try [UInt8](Data(contentsOf: file))
+            #expect(throws: Never.self, "\(file.lastPathComponent)") { try target.check(bytes) }
+            checked += 1
+        }
+        #expect(checked >= 20)
+    }
+
+    /// The checks do fail: a broken invariant is reported, not swallowed.
+    @Test func aFramingDifferenceIsReported() {
+        var stream = Array("ab\r\ncd\n".utf8)[...]
+        #expect(FuzzTarget.referenceFraming(stream, limit: 16) == [.line(Array("ab".utf8)[...]), .line(Array("cd".utf8)[...])])
+        stream = Array("0123456789abcdefXY".utf8)[...]
+        #expect(FuzzTarget.referenceFraming(stream, limit: 16) == [.overlong])
+    }
+
+    @Test func evemuViewDropsWhatTheFormatCannotHold() {
+        let info = DeviceInfo(name: "pad", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                              phys: "usb-1", capabilities: [0x03: [0], 0x15: []],
+                              absInfo: [0: AbsInfo(value: 7, minimum: 0, maximum: 100)])
+        let view = FuzzTarget.evemuView(RecordedDevice(info: info, events: []))
+        #expect(view.info.absInfo[0]?.value == 0)
+        #expect(view.info.capabilities[0x15] == nil)
+        #expect(view.info.capabilities[0x03] == [0])
+        #expect(view.info.phys == nil)
+    }
+}
