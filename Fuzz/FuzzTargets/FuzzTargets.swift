@@ -68,10 +68,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             recording = try parse(bytes)
         } catch {
             // A rejection names the file and a line that exists (1-based; the line after the
-            // last one for "the file ended too early").
-            let lines = bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            // last one for "the file ended too early"), or line 0 for a reason about the whole
+            // file (RecordingError's documented rule: no events at all).
+            let lines = self == .libinputRecord ? Self.yamlLineCount(bytes) : bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
             guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
-            guard error.line >= 1, error.line <= lines + 1 else {
+            let aboutTheWholeFile: Bool
+            if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
+            guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
                 throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
             }
             return
@@ -79,6 +82,22 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         for device in recording.devices where !device.events.isEmpty {
             try checkEvemuRoundTrip(device, startMicroseconds: recording.startMicroseconds)
         }
+    }
+
+    /// Lines as YAML counts them: a line break is `\n`, `\r\n` or a lone `\r` (YAML 1.1 §5.4),
+    /// so Yams's line numbers may exceed the count of `\n`s. At least the `\n` count too: an
+    /// error line counted either way is a line the file has.
+    static func yamlLineCount(_ bytes: [UInt8]) -> Int {
+        var lines = 1, lf = 1
+        for (i, b) in bytes.enumerated() {
+            if b == UInt8(ascii: "\n") {
+                lf += 1
+                if i == 0 || bytes[i - 1] != UInt8(ascii: "\r") { lines += 1 }
+            } else if b == UInt8(ascii: "\r") {
+                lines += 1
+            }
+        }
+        return max(lines, lf)
     }
 
     /// Writing `device` as evemu and reading it back gives the same device, up to what the
@@ -92,21 +111,22 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             throw fail("EvemuWriter output does not parse: \(error)\n" + String(decoding: written, as: UTF8.self))
         }
         guard reread.devices.count == 1 else { throw fail("rewritten file has \(reread.devices.count) devices") }
-        let expected = Self.evemuView(device)
-        let got = Self.evemuView(reread.devices[0])
+        // Compared on absolute times: an evemu file starts its clock at its first event, so
+        // a device whose first event is not at the recording's start (libinput record:
+        // several devices on one clock) comes back with the offset moved into its start.
+        let expected = Self.evemuView(device, startMicroseconds: startMicroseconds)
+        let got = Self.evemuView(reread.devices[0], startMicroseconds: reread.startMicroseconds)
         guard got == expected else {
             throw fail("round trip through EvemuWriter changed the device:\n  before \(expected)\n  after  \(got)")
-        }
-        guard reread.startMicroseconds == startMicroseconds else {
-            throw fail("round trip changed the start time \(startMicroseconds) to \(reread.startMicroseconds)")
         }
         let again = EvemuWriter.write(reread.devices[0], startMicroseconds: reread.startMicroseconds)
         guard again == written else { throw fail("writing the re-read device again gives other bytes") }
     }
 
     /// The part of a device an evemu file holds (see `EvemuWriter`): no `phys`, `uniq`,
-    /// udev properties or node, no `AbsInfo.value`, no event type without codes, times in µs.
-    static func evemuView(_ device: RecordedDevice) -> RecordedDevice {
+    /// udev properties or node, no `AbsInfo.value`, no event type without codes, times in µs
+    /// on the absolute clock (`startMicroseconds` added).
+    static func evemuView(_ device: RecordedDevice, startMicroseconds: Int64 = 0) -> RecordedDevice {
         let info = device.info
         var absInfo = info.absInfo
         for code in absInfo.keys { absInfo[code]!.value = 0 }
@@ -116,7 +136,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                               absInfo: absInfo, inputProperties: info.inputProperties)
         let events = device.events.map { event in
             var e = event
-            e.time = event.time >= 0 ? event.time / 1000 * 1000 : -((-event.time + 999) / 1000 * 1000)
+            e.time = (event.time >= 0 ? event.time / 1000 * 1000 : -((-event.time + 999) / 1000 * 1000))
+                + startMicroseconds * 1000
             return e
         }
         return RecordedDevice(info: view, events: events, ledStates: device.ledStates,
@@ -197,7 +218,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             switch error.kind {
             case .lineTooLong, .notJSON, .notAnObject: break   // the line as a whole
             default:
-                guard let field = error.field, !field.isEmpty else { throw fail("error names no field: \(error)") }
+                // The field as the request spelt it (an empty JSON key is the field "").
+                guard error.field != nil else { throw fail("error names no field: \(error)") }
             }
             return
         }
@@ -227,7 +249,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard error.file == Self.fileName else { throw fail("error names file \(String(describing: error.file))") }
             guard error.line != nil || !error.key.isEmpty else { throw fail("error names no line or key: \(error)") }
             if let line = error.line {
-                let lines = text.utf8.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                let lines = Self.yamlLineCount(bytes)
                 guard line >= 1, line <= lines + 1 else { throw fail("error line \(line) outside 1...\(lines + 1): \(error)") }
             }
             return

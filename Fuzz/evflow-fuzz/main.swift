@@ -1,10 +1,11 @@
-// The fuzz driver: `evflow-fuzz TARGET [libFuzzer options] [corpus dirs]`.
+// The fuzz driver.
 //
-// Built by `scripts/fuzz` with `-sanitize=fuzzer,address -D EVFLOW_LIBFUZZER`, it hands the
-// remaining arguments to libFuzzer (`LLVMFuzzerRunDriver`) with the target's invariant check
-// as the callback; an invariant failure aborts, so libFuzzer saves the input as a crash.
-// Built without that flag (the normal `swift build`), it runs the check over the files given,
-// which is how a saved crash is replayed under the debugger.
+// Built by `scripts/fuzz` with `-sanitize=fuzzer,address -D EVFLOW_LIBFUZZER`, it is a
+// libFuzzer target (`EVFLOW_FUZZ_TARGET=TARGET evflow-fuzz [libFuzzer options] [corpus dirs]`)
+// whose callback runs the target's invariant check; an invariant failure aborts, so libFuzzer
+// saves the input as a crash. Built without that flag (the normal `swift build`), it is
+// `evflow-fuzz TARGET FILE...`: the check over saved inputs, for replaying a crash under the
+// debugger.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,41 +17,60 @@ func printError(_ text: String) {
     line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
+#if EVFLOW_LIBFUZZER
+// This file's top-level code hands the command line to libFuzzer (`LLVMFuzzerRunDriver`),
+// which calls the two entry points below; the target comes from EVFLOW_FUZZ_TARGET
+// (scripts/fuzz sets it). The entry points have libFuzzer's standard names, so the binary
+// also works with libFuzzer's own `main` should a toolchain link that one instead.
+
+/// The target the fuzzer runs, chosen once in `LLVMFuzzerInitialize`.
+nonisolated(unsafe) var fuzzTarget: FuzzTarget?
+
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzerInitialize(_ argc: UnsafeMutablePointer<Int32>,
+                             _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
     let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: " | ")
-    printError("usage: evflow-fuzz (\(names)) [libFuzzer options | files]")
-    exit(2)
+    guard let name = getenv("EVFLOW_FUZZ_TARGET").map({ String(cString: $0) }),
+          let target = FuzzTarget(rawValue: name) else {
+        printError("evflow-fuzz: set EVFLOW_FUZZ_TARGET to one of: \(names)")
+        exit(2)
+    }
+    fuzzTarget = target
+    return 0
 }
 
-/// The target the C callback runs (a C function pointer captures nothing).
-nonisolated(unsafe) var selected = target
-
-#if EVFLOW_LIBFUZZER
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
+    do {
+        try fuzzTarget!.check(bytes)
+    } catch {
+        // libFuzzer saves the input that aborted as a crash artifact.
+        printError("\(error)")
+        abort()
+    }
+    return 0
+}
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<Int32>,
                          _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
                          _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
 
-// libFuzzer sees argv[0] and the arguments after the target name.
-var fuzzerArguments = [arguments[0]] + arguments.dropFirst(2)
-var cArguments: [UnsafeMutablePointer<CChar>?] = fuzzerArguments.map { strdup($0) } + [nil]
-var argc = Int32(fuzzerArguments.count)
+var cArguments: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) } + [nil]
+var argc = Int32(CommandLine.arguments.count)
 let status = cArguments.withUnsafeMutableBufferPointer { buffer in
     var argv = buffer.baseAddress
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-        let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
-        do {
-            try selected.check(bytes)
-        } catch {
-            printError("\(error)")
-            abort()
-        }
-        return 0
-    }
+    _ = fuzzerInitialize(&argc, &argv)
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzerTestOneInput(data, size) }
 }
 exit(status)
 #else
+let arguments = CommandLine.arguments
+guard arguments.count >= 2, let selected = FuzzTarget(rawValue: arguments[1]) else {
+    let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: " | ")
+    printError("usage: evflow-fuzz (\(names)) FILE...   (replays saved inputs; scripts/fuzz builds the fuzzer)")
+    exit(2)
+}
 var failed = 0
 for path in arguments.dropFirst(2) {
     guard let file = fopen(path, "rb") else { printError("\(path): cannot open"); exit(2) }

@@ -45,8 +45,13 @@ extension FilterConfig {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
+        } catch let YamlError.duplicatedKeysInMapping(duplicates, context) {
+            // Yams's own description holds the whole text; name the keys and the line.
+            throw ConfigError(file: file, line: context.mark.line > 0 ? context.mark.line : nil,
+                              key: duplicates.first ?? "",
+                              reason: "not valid YAML: duplicate key \(duplicates.map { "'\($0)'" }.joined(separator: ", "))")
         } catch let error as YamlError {
-            throw ConfigError(file: file, line: yamlErrorLine(error), key: "", reason: "not valid YAML: \(error)")
+            throw ConfigError(file: file, line: yamlErrorLine(error, text: yaml), key: "", reason: "not valid YAML: \(error)")
         }
         var config = FilterConfig()
         guard let root else { return config }   // empty file: built-in defaults
@@ -73,10 +78,15 @@ extension FilterConfig {
     }
 }
 
-private func yamlErrorLine(_ error: YamlError) -> Int? {
+private func yamlErrorLine(_ error: YamlError, text: String) -> Int? {
     switch error {
     case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
         return mark.line
+    case .reader(_, let offset, _, _):
+        // A byte the YAML reader refuses (a control character, bad UTF-8): its offset counts
+        // from the start of the text (found by fuzzing: the error named no line).
+        guard let offset else { return 1 }
+        return 1 + text.utf8.prefix(max(offset, 0)).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
     default:
         return nil
     }

@@ -81,9 +81,15 @@ public enum EvtestReader {
                 throw RecordingError(file: file, line: number, reason: .timeWentBackwards(
                     previousMicroseconds: previous, microseconds: event.micros))
             }
+            // Event times are nanoseconds from the first event: a later event more than
+            // Int64.max ns (292 years) after it cannot be held (found by fuzzing: it trapped).
+            let offset = event.micros - base!
+            guard offset <= EvemuReader.maxOffsetMicroseconds else {
+                throw RecordingError(file: file, line: number, reason: .badNumber(
+                    field: "timestamp", text: RecordingError.Reason.seconds(event.micros)))
+            }
             previous = event.micros
-            events.append(InputEvent(time: (event.micros - base!) * 1000, type: event.type, code: event.code,
-                                     value: event.value))
+            events.append(InputEvent(time: offset * 1000, type: event.type, code: event.code, value: event.value))
         }
         if events.isEmpty {
             throw RecordingError(file: file, line: 0, reason: .noEvents(

@@ -76,8 +76,9 @@ public enum LibinputRecordReader {
             } ?? 1
             return RecordingError(file: file, line: line, reason: .yaml(problem))
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return RecordingError(file: file, line: context.mark.line, reason: .yaml(
-                "duplicate keys \(duplicates.joined(separator: ", ")) (\(context.text))"))
+            // The context's text is the whole document: name the keys and the line only.
+            return RecordingError(file: file, line: max(context.mark.line, 1), reason: .yaml(
+                "duplicate keys \(duplicates.joined(separator: ", "))"))
         default:
             return RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
         }

@@ -74,6 +74,19 @@ import Testing
         #expect(config.settings(for: light).absolute == [misc: .debounce(window: 500 * ms)])
     }
 
+    @Test("a duplicate key names the key and its line, not the whole document (found by fuzzing)")
+    func duplicateKey() {
+        let text = "version: 1\ndefaults:\n  keys: 5ms\nversion: 1\n"
+        #expect {
+            _ = try FilterConfig.parse(yaml: text, file: "dup.yaml")
+        } throws: { error in
+            guard let error = error as? ConfigError else { return false }
+            let message = String(describing: error)
+            return error.key == "version" && error.line != nil && message.contains("duplicate key 'version'")
+                && !message.contains("keys: 5ms")
+        }
+    }
+
     @Test("later rules override earlier ones; codes merge")
     func laterRulesOverride() throws {
         let yaml = """

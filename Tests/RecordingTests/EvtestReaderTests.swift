@@ -93,6 +93,22 @@ import Testing
         #expect(framed.incompleteFrame.count == 1)
     }
 
+    @Test("an event more than 292 years after the first is an error naming the line, not a trap (found by fuzzing)")
+    func timeOutOfRange() throws {
+        let text = """
+            Input device ID: bus 0x3 vendor 0x1 product 0x2 version 0x1
+            Input device name: "x"
+            Event: time 0.000000, type 1 (EV_KEY), code 30 (KEY_A), value 1
+            Event: time 0.000000, -------------- SYN_REPORT ------------
+            Event: time 10000000000.000000, type 1 (EV_KEY), code 30 (KEY_A), value 0
+
+            """
+        #expect(throws: RecordingError(file: "far.evtest", line: 5, reason: .badNumber(
+            field: "timestamp", text: "10000000000.000000"))) {
+            try EvtestReader.parse(Array(text.utf8), file: "far.evtest")
+        }
+    }
+
     @Test("time going backwards is an error naming the line")
     func timeBackwards() throws {
         let text = """
