@@ -123,14 +123,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         guard again == written else { throw fail("writing the re-read device again gives other bytes") }
     }
 
-    /// The part of a device an evemu file holds (see `EvemuWriter`): no `phys`, `uniq`,
-    /// udev properties or node, no `AbsInfo.value`, no event type without codes, times in µs
+    /// The part of a device an evemu file holds (see `EvemuWriter`): the name as written, no
+    /// `phys`, `uniq`, udev properties or node, no `AbsInfo.value`, no event type without codes, times in µs
     /// on the absolute clock (`startMicroseconds` added).
     static func evemuView(_ device: RecordedDevice, startMicroseconds: Int64 = 0) -> RecordedDevice {
         let info = device.info
         var absInfo = info.absInfo
         for code in absInfo.keys { absInfo[code]!.value = 0 }
-        let name = info.name.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        let name = EvemuWriter.nameAsWritten(info.name)
         let view = DeviceInfo(name: name, inputID: info.inputID,
                               capabilities: info.capabilities.filter { !$0.value.isEmpty },
                               absInfo: absInfo, inputProperties: info.inputProperties)
