@@ -124,8 +124,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     /// The part of a device an evemu file holds (see `EvemuWriter`): the name as written, no
-    /// `phys`, `uniq`, udev properties or node, no `AbsInfo.value`, no event type without codes, times in µs
-    /// on the absolute clock (`startMicroseconds` added).
+    /// `phys`, `uniq`, udev properties or node, no `AbsInfo.value`, no event type without codes, and
+    /// each event's `time` replaced by its absolute time in **microseconds** (`startMicroseconds`
+    /// plus the time floored to the µs, the sum `EvemuWriter` writes). Kept in µs, not ns: an
+    /// absolute time in ns can overflow Int64 where the µs one does not (found by fuzzing:
+    /// `evtest/found-view-overflow.evtest`, a recording 485 years long starting in 2023).
     static func evemuView(_ device: RecordedDevice, startMicroseconds: Int64 = 0) -> RecordedDevice {
         let info = device.info
         var absInfo = info.absInfo
@@ -136,8 +139,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                               absInfo: absInfo, inputProperties: info.inputProperties)
         let events = device.events.map { event in
             var e = event
-            e.time = (event.time >= 0 ? event.time / 1000 * 1000 : -((-event.time + 999) / 1000 * 1000))
-                + startMicroseconds * 1000
+            e.time = startMicroseconds + (event.time >= 0 ? event.time / 1000 : -((-event.time + 999) / 1000))
             return e
         }
         return RecordedDevice(info: view, events: events, ledStates: device.ledStates,

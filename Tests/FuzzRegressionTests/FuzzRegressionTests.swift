@@ -59,6 +59,21 @@ struct FuzzRegressionTests {
         #expect(FuzzTarget.referenceFraming(stream, limit: 16) == [.overlong])
     }
 
+    /// Found by fuzzing (`evtest/found-view-overflow.evtest`): the view's absolute times were
+    /// nanoseconds, which overflowed (a trap in the check itself) for a recording starting in
+    /// 2023 with an event 485 years later — a time the reader holds and the writer writes.
+    @Test func evemuViewTimesAreAbsoluteMicrosecondsWithoutOverflow() throws {
+        let info = DeviceInfo(name: "m", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                              capabilities: [0x02: [0]])
+        let late = InputEvent(time: Int64.max / 1000 * 1000, type: 0x02, code: 0, value: 1)
+        let early = InputEvent(time: -1, type: 0x02, code: 0, value: 1)
+        let start: Int64 = 1_700_000_001_000_000
+        let view = FuzzTarget.evemuView(RecordedDevice(info: info, events: [early, late]), startMicroseconds: start)
+        #expect(view.events.map(\.time) == [start - 1, start + Int64.max / 1000])
+        let file = try #require(Self.files(under: "fuzz-regressions/evtest").first { $0.lastPathComponent == "found-view-overflow.evtest" })
+        #expect(throws: Never.self) { try FuzzTarget.evtest.check([UInt8](Data(contentsOf: file))) }
+    }
+
     @Test func evemuViewDropsWhatTheFormatCannotHold() {
         let info = DeviceInfo(name: "pad", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
                               phys: "usb-1", capabilities: [0x03: [0], 0x15: []],
