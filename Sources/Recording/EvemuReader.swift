@@ -287,9 +287,10 @@ struct DescriptionBuilder {
         switch letter {
         case "N":
             guard name == nil else { throw cursor.error(.misplacedLine("second N: line")) }
-            let text = cursor.restOfLine()
-            guard !text.isEmpty else { throw cursor.error(.truncatedLine(expected: "device name")) }
-            name = text
+            // An empty name is a name: the kernel allows one, and EvemuWriter writes it as an
+            // empty `N:` line (a libinput record of such a device did not round-trip; found
+            // by fuzzing).
+            name = cursor.restOfLine()
             cursor.skipToNextLine()
             return
         case "I":

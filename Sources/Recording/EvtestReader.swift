@@ -185,7 +185,14 @@ public enum EvtestReader {
                     if n.hasPrefix("\""), n.hasSuffix("\""), n.count >= 2 { n = n.dropFirst().dropLast() }
                     name = String(n)
                 } else if t.hasPrefix("Event type ") {
-                    guard let v = UInt16(t.dropFirst("Event type ".count).prefix { $0.isNumber }) else { continue }
+                    // An evdev type is at most EV_MAX; a bigger or unreadable one was ignored, so
+                    // its codes went to the type before it, and a type > EV_MAX made a device
+                    // EvemuWriter could not write readably (found by fuzzing).
+                    let digits = t.dropFirst("Event type ".count).prefix { $0.isNumber }
+                    guard let v = UInt16(digits), v <= EventType.max else {
+                        throw RecordingError(file: file, line: number, reason: .badNumber(
+                            field: "event type (at most \(EventType.max))", text: String(digits)))
+                    }
                     type = v
                     code = nil
                     if capabilities[v] == nil && v != EventType.syn { capabilities[v] = [] }
