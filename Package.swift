@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "Yams"]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [

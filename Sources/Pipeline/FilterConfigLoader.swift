@@ -1,4 +1,5 @@
 import InputModel
+import Recording
 import Yams
 
 #if canImport(Glibc)
@@ -25,6 +26,10 @@ public struct ConfigError: Error, Hashable, CustomStringConvertible {
 
 extension FilterConfig {
     /// Reads a configuration file.
+    /// Largest configuration file read: 1 MiB (the documented example is 3 KiB). A device
+    /// file or pipe that never ends is refused as soon as it passes the limit.
+    public static let maxFileBytes = 1 << 20
+
     public static func load(path: String) throws -> FilterConfig {
         guard let fp = fopen(path, "r") else {
             throw ConfigError(file: path, line: nil, key: "", reason: "cannot open: \(String(cString: strerror(errno)))")
@@ -35,6 +40,10 @@ extension FilterConfig {
         while true {
             let n = fread(&chunk, 1, chunk.count, fp)
             if n <= 0 { break }
+            guard bytes.count + n <= maxFileBytes else {
+                throw ConfigError(file: path, line: nil, key: "",
+                                  reason: "larger than the \(maxFileBytes >> 10) KiB limit for a configuration file")
+            }
             bytes.append(contentsOf: chunk[0..<n])
         }
         return try parse(yaml: String(decoding: bytes, as: UTF8.self), file: path)
@@ -55,6 +64,11 @@ extension FilterConfig {
         }
         var config = FilterConfig()
         guard let root else { return config }   // empty file: built-in defaults
+        let maxNodes = YAMLLimits.maxNodes(textBytes: yaml.utf8.count)
+        if YAMLLimits.expandsBeyond(root, limit: maxNodes) {
+            throw ConfigError(file: file, line: 1, key: "",
+                              reason: "the document expands to more than \(maxNodes) nodes (YAML aliases used over and over)")
+        }
         let reader = ConfigReader(file: file)
         let top = try reader.mapping(root, "")
         for (key, value) in top {

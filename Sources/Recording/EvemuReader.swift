@@ -100,15 +100,8 @@ public enum EvemuReader {
 
     // MARK: - Loading
 
-    static func loadFile(_ url: URL) throws(RecordingError) -> [UInt8] {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw RecordingError(file: url.path, line: 0, reason: .unreadable("no such file"))
-        }
-        do {
-            return [UInt8](try Data(contentsOf: url))
-        } catch {
-            throw RecordingError(file: url.path, line: 0, reason: .unreadable("\(error)"))
-        }
+    static func loadFile(_ url: URL, limit: Int = RecordingLimits.maxFileBytes) throws(RecordingError) -> [UInt8] {
+        try RecordingLimits.read(url.path, limit: limit)
     }
 
     // MARK: - Scanning

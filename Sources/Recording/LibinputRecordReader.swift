@@ -11,12 +11,16 @@ import Yams
 public enum LibinputRecordReader {
     /// Reads and parses the file at `url`.
     public static func read(contentsOf url: URL) throws(RecordingError) -> Recording {
-        let bytes = try EvemuReader.loadFile(url)
+        let bytes = try EvemuReader.loadFile(url, limit: RecordingLimits.maxYAMLFileBytes)
         return try parse(bytes, file: url.path)
     }
 
     /// Parses a libinput record document held in memory; `file` names it in errors.
     public static func parse(_ bytes: [UInt8], file: String) throws(RecordingError) -> Recording {
+        guard bytes.count <= RecordingLimits.maxYAMLFileBytes else {
+            throw RecordingError(file: file, line: 0, reason: .unreadable(
+                "larger than the \(RecordingLimits.maxYAMLFileBytes >> 20) MiB limit for a libinput recording (docs/reliability.md)"))
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw RecordingError(file: file, line: 1, reason: .yaml("file is not UTF-8"))
         }
@@ -30,6 +34,10 @@ public enum LibinputRecordReader {
             throw yamlError(error, file: file, text: text)
         } catch {
             throw RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
+        }
+        if let root, YAMLLimits.expandsBeyond(root, limit: YAMLLimits.maxNodes(textBytes: bytes.count)) {
+            throw RecordingError(file: file, line: 1, reason: .yaml(
+                "the document expands to more than \(YAMLLimits.maxNodes(textBytes: bytes.count)) nodes (aliases used over and over)"))
         }
         var walker = Walker(file: file)
         return try walker.recording(root)
@@ -153,6 +161,10 @@ public enum LibinputRecordReader {
                 throw fail(top["version"], .badStructure("version \(version) (only version 1 is known)"))
             }
             let deviceNodes = try sequence(top["devices"], "devices")
+            if deviceNodes.count > RecordingLimits.maxDevices {
+                throw fail(deviceNodes[RecordingLimits.maxDevices], .badStructure(
+                    "more than \(RecordingLimits.maxDevices) devices in one recording (docs/reliability.md)"))
+            }
             if let declared = top["ndevices"] {
                 let count = try integer(declared, "ndevices", 0...Int64(Int32.max))
                 guard count == deviceNodes.count else {
