@@ -314,8 +314,9 @@ struct DescriptionBuilder {
             // Files before 1.2 have no resolution; accept both forms whatever the header says.
             cursor.skipBlanks()
             let resolution = cursor.atLineEnd ? 0 : try cursor.int32("axis resolution")
-            absInfo[code] = AbsInfo(minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat,
-                                    resolution: resolution)
+            let axis = AbsInfo(minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: resolution)
+            if let problem = axis.problem { throw cursor.error(.impossibleAxis(code: code, problem: problem)) }
+            absInfo[code] = axis
         case "L":
             let code = UInt16(try cursor.hex("LED code", max: 0xFFFF))
             leds[code] = try cursor.int32("LED state")

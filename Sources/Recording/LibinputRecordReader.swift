@@ -208,8 +208,10 @@ public enum LibinputRecordReader {
                 for (key, value) in try mapping(absinfo, "absinfo") {
                     let code = UInt16(try integer(key, "axis code", Self.u16))
                     let v = try integers(value, "absinfo of axis \(code)", count: 5, Self.i32)
-                    absInfo[code] = AbsInfo(minimum: Int32(v[0]), maximum: Int32(v[1]), fuzz: Int32(v[2]),
-                                            flat: Int32(v[3]), resolution: Int32(v[4]))
+                    let axis = AbsInfo(minimum: Int32(v[0]), maximum: Int32(v[1]), fuzz: Int32(v[2]),
+                                       flat: Int32(v[3]), resolution: Int32(v[4]))
+                    if let problem = axis.problem { throw fail(value, .impossibleAxis(code: code, problem: problem)) }
+                    absInfo[code] = axis
                 }
             }
             var inputProperties: Set<UInt16> = []

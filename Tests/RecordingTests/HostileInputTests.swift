@@ -138,4 +138,44 @@ import Testing
         let recording = try EvemuReader.parse(Array(jump.utf8), file: "j.evemu")
         #expect(recording.devices[0].events.last?.time == tenYears * 1_000_000_000)
     }
+
+    @Test("an impossible axis (minimum above maximum, negative fuzz, flat or resolution) is an error naming its line", arguments: [
+        ("A: 00 100 0 0 0 0", "impossible axis ABS_X: minimum 100 above maximum 0"),
+        ("A: 01 0 100 -1 0 0", "impossible axis ABS_Y: negative fuzz -1"),
+        ("A: 00 0 100 0 -5 0", "impossible axis ABS_X: negative flat -5"),
+        ("A: 00 0 100 0 0 -2", "impossible axis ABS_X: negative resolution -2"),
+    ])
+    func impossibleAxis(line: String, message: String) throws {
+        let text = "N: t\nI: 0003 0001 0002 0001\nB: 00 0b 00 00 00 00 00 00 00\nB: 03 03 00 00 00 00 00 00 00\n"
+            + line + "\nE: 1.000000 0003 0000 0005\nE: 1.000000 0000 0000 0000\n"
+        let error = try #require(throws: RecordingError.self) { _ = try EvemuReader.parse(Array(text.utf8), file: "a.evemu") }
+        #expect(error.line == 5)
+        #expect("\(error)" == "a.evemu:5: \(message)")
+    }
+
+    @Test("libinput record: an impossible axis is an error naming the absinfo line")
+    func impossibleAxisLibinput() throws {
+        let text = """
+            version: 1
+            ndevices: 1
+            libinput:
+              version: "1.22"
+            devices:
+              - node: /dev/input/event0
+                evdev:
+                  name: "pad"
+                  id: [3, 1, 2, 1]
+                  codes:
+                    3: [0]
+                  absinfo:
+                    0: [10, 0, 0, 0, 0]
+                events: []
+
+            """
+        let error = try #require(throws: RecordingError.self) {
+            _ = try LibinputRecordReader.parse(Array(text.utf8), file: "a.yml")
+        }
+        #expect(error.line == 13)
+        #expect("\(error)".contains("impossible axis ABS_X: minimum 10 above maximum 0"))
+    }
 }
