@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Yams"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "Yams"]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [
@@ -77,12 +77,19 @@ let package = Package(
         .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
                           path: "Tests/E2E"),
 
+        // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
+        // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel"],
+                path: "Fuzz/FuzzTargets"),
+        .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
+
         .testTarget(name: "ReactiveTests", dependencies: ["Reactive", "ReactiveTesting"]),
         .testTarget(name: "InputModelTests", dependencies: ["InputModel"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "InputModel"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]

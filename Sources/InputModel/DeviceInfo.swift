@@ -33,6 +33,17 @@ public struct AbsInfo: Hashable, Sendable, Codable {
         self.flat = flat
         self.resolution = resolution
     }
+
+    /// What makes this axis impossible, or nil: a minimum above the maximum (the kernel
+    /// refuses such an axis from uinput), or a negative fuzz, flat or resolution. Readers of
+    /// recordings refuse such an axis, naming its line.
+    public var problem: String? {
+        if minimum > maximum { return "minimum \(minimum) above maximum \(maximum)" }
+        if fuzz < 0 { return "negative fuzz \(fuzz)" }
+        if flat < 0 { return "negative flat \(flat)" }
+        if resolution < 0 { return "negative resolution \(resolution)" }
+        return nil
+    }
 }
 
 /// The udev input classes (`ID_INPUT_*` properties) evflow knows about.

@@ -100,15 +100,8 @@ public enum EvemuReader {
 
     // MARK: - Loading
 
-    static func loadFile(_ url: URL) throws(RecordingError) -> [UInt8] {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw RecordingError(file: url.path, line: 0, reason: .unreadable("no such file"))
-        }
-        do {
-            return [UInt8](try Data(contentsOf: url))
-        } catch {
-            throw RecordingError(file: url.path, line: 0, reason: .unreadable("\(error)"))
-        }
+    static func loadFile(_ url: URL, limit: Int = RecordingLimits.maxFileBytes) throws(RecordingError) -> [UInt8] {
+        try RecordingLimits.read(url.path, limit: limit)
     }
 
     // MARK: - Scanning
@@ -287,9 +280,10 @@ struct DescriptionBuilder {
         switch letter {
         case "N":
             guard name == nil else { throw cursor.error(.misplacedLine("second N: line")) }
-            let text = cursor.restOfLine()
-            guard !text.isEmpty else { throw cursor.error(.truncatedLine(expected: "device name")) }
-            name = text
+            // An empty name is a name: the kernel allows one, and EvemuWriter writes it as an
+            // empty `N:` line (a libinput record of such a device did not round-trip; found
+            // by fuzzing).
+            name = cursor.restOfLine()
             cursor.skipToNextLine()
             return
         case "I":
@@ -320,8 +314,9 @@ struct DescriptionBuilder {
             // Files before 1.2 have no resolution; accept both forms whatever the header says.
             cursor.skipBlanks()
             let resolution = cursor.atLineEnd ? 0 : try cursor.int32("axis resolution")
-            absInfo[code] = AbsInfo(minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat,
-                                    resolution: resolution)
+            let axis = AbsInfo(minimum: minimum, maximum: maximum, fuzz: fuzz, flat: flat, resolution: resolution)
+            if let problem = axis.problem { throw cursor.error(.impossibleAxis(code: code, problem: problem)) }
+            absInfo[code] = axis
         case "L":
             let code = UInt16(try cursor.hex("LED code", max: 0xFFFF))
             leds[code] = try cursor.int32("LED state")

@@ -9,8 +9,9 @@ import InputModel
 /// format: times are kept to the microsecond (truncated), `AbsInfo.value` is not written (the
 /// `A:` line has no field for it; readers give 0), and an event type listed in `capabilities`
 /// with no codes is not written (evemu turns a type on only through its codes). `phys`, `uniq`,
-/// `properties` and `recordedNode` have no line in the format and are dropped; a newline in the
-/// device name would end the `N:` line, so it is written as a space.
+/// `properties` and `recordedNode` have no line in the format and are dropped; a line break in
+/// the device name would end the `N:` line, so it is written as a space, and blanks at either
+/// end of the name are not kept (`nameAsWritten`).
 public enum EvemuWriter {
     /// The event types evemu-record always writes a `B:` block for, with their sizes in bytes
     /// (from the kernel's `*_CNT`, rounded up to whole 8-byte lines).
@@ -31,12 +32,20 @@ public enum EvemuWriter {
     ///
     /// Times must not be negative after adding `startMicroseconds`: such a time is written with
     /// a minus sign, which no evemu reader (ours included) accepts.
+    /// The device name as an `N:` line holds it: line breaks become spaces, and blanks
+    /// (space, tab) at either end are dropped, as readers drop them (found by fuzzing: a name
+    /// ending in a tab did not survive the round trip).
+    public static func nameAsWritten(_ name: String) -> String {
+        let oneLine = name.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(oneLine.drop(while: blank).reversed().drop(while: blank).reversed())
+    }
+
     public static func write(_ device: RecordedDevice, startMicroseconds: Int64 = 0) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(4096 + device.events.count * 28)
         let info = device.info
-        let name = info.name.replacingOccurrences(of: "\n", with: " ")
-            .replacingOccurrences(of: "\r", with: " ")
+        let name = Self.nameAsWritten(info.name)
         out.append(text: "# EVEMU 1.3\n")
         out.append(text: "# Written by evflow\n")
         out.append(text: "# Input device name: \"\(name)\"\n")

@@ -81,9 +81,15 @@ public enum EvtestReader {
                 throw RecordingError(file: file, line: number, reason: .timeWentBackwards(
                     previousMicroseconds: previous, microseconds: event.micros))
             }
+            // Event times are nanoseconds from the first event: a later event more than
+            // Int64.max ns (292 years) after it cannot be held (found by fuzzing: it trapped).
+            let offset = event.micros - base!
+            guard offset <= EvemuReader.maxOffsetMicroseconds else {
+                throw RecordingError(file: file, line: number, reason: .badNumber(
+                    field: "timestamp", text: RecordingError.Reason.seconds(event.micros)))
+            }
             previous = event.micros
-            events.append(InputEvent(time: (event.micros - base!) * 1000, type: event.type, code: event.code,
-                                     value: event.value))
+            events.append(InputEvent(time: offset * 1000, type: event.type, code: event.code, value: event.value))
         }
         if events.isEmpty {
             throw RecordingError(file: file, line: 0, reason: .noEvents(
@@ -179,7 +185,14 @@ public enum EvtestReader {
                     if n.hasPrefix("\""), n.hasSuffix("\""), n.count >= 2 { n = n.dropFirst().dropLast() }
                     name = String(n)
                 } else if t.hasPrefix("Event type ") {
-                    guard let v = UInt16(t.dropFirst("Event type ".count).prefix { $0.isNumber }) else { continue }
+                    // An evdev type is at most EV_MAX; a bigger or unreadable one was ignored, so
+                    // its codes went to the type before it, and a type > EV_MAX made a device
+                    // EvemuWriter could not write readably (found by fuzzing).
+                    let digits = t.dropFirst("Event type ".count).prefix { $0.isNumber }
+                    guard let v = UInt16(digits), v <= EventType.max else {
+                        throw RecordingError(file: file, line: number, reason: .badNumber(
+                            field: "event type (at most \(EventType.max))", text: String(digits)))
+                    }
                     type = v
                     code = nil
                     if capabilities[v] == nil && v != EventType.syn { capabilities[v] = [] }

@@ -11,12 +11,16 @@ import Yams
 public enum LibinputRecordReader {
     /// Reads and parses the file at `url`.
     public static func read(contentsOf url: URL) throws(RecordingError) -> Recording {
-        let bytes = try EvemuReader.loadFile(url)
+        let bytes = try EvemuReader.loadFile(url, limit: RecordingLimits.maxYAMLFileBytes)
         return try parse(bytes, file: url.path)
     }
 
     /// Parses a libinput record document held in memory; `file` names it in errors.
     public static func parse(_ bytes: [UInt8], file: String) throws(RecordingError) -> Recording {
+        guard bytes.count <= RecordingLimits.maxYAMLFileBytes else {
+            throw RecordingError(file: file, line: 0, reason: .unreadable(
+                "larger than the \(RecordingLimits.maxYAMLFileBytes >> 20) MiB limit for a libinput recording (docs/reliability.md)"))
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw RecordingError(file: file, line: 1, reason: .yaml("file is not UTF-8"))
         }
@@ -30,6 +34,10 @@ public enum LibinputRecordReader {
             throw yamlError(error, file: file, text: text)
         } catch {
             throw RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
+        }
+        if let root, YAMLLimits.expandsBeyond(root, limit: YAMLLimits.maxNodes(textBytes: bytes.count)) {
+            throw RecordingError(file: file, line: 1, reason: .yaml(
+                "the document expands to more than \(YAMLLimits.maxNodes(textBytes: bytes.count)) nodes (aliases used over and over)"))
         }
         var walker = Walker(file: file)
         return try walker.recording(root)
@@ -76,8 +84,9 @@ public enum LibinputRecordReader {
             } ?? 1
             return RecordingError(file: file, line: line, reason: .yaml(problem))
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return RecordingError(file: file, line: context.mark.line, reason: .yaml(
-                "duplicate keys \(duplicates.joined(separator: ", ")) (\(context.text))"))
+            // The context's text is the whole document: name the keys and the line only.
+            return RecordingError(file: file, line: max(context.mark.line, 1), reason: .yaml(
+                "duplicate keys \(duplicates.joined(separator: ", "))"))
         default:
             return RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
         }
@@ -152,6 +161,10 @@ public enum LibinputRecordReader {
                 throw fail(top["version"], .badStructure("version \(version) (only version 1 is known)"))
             }
             let deviceNodes = try sequence(top["devices"], "devices")
+            if deviceNodes.count > RecordingLimits.maxDevices {
+                throw fail(deviceNodes[RecordingLimits.maxDevices], .badStructure(
+                    "more than \(RecordingLimits.maxDevices) devices in one recording (docs/reliability.md)"))
+            }
             if let declared = top["ndevices"] {
                 let count = try integer(declared, "ndevices", 0...Int64(Int32.max))
                 guard count == deviceNodes.count else {
@@ -195,8 +208,10 @@ public enum LibinputRecordReader {
                 for (key, value) in try mapping(absinfo, "absinfo") {
                     let code = UInt16(try integer(key, "axis code", Self.u16))
                     let v = try integers(value, "absinfo of axis \(code)", count: 5, Self.i32)
-                    absInfo[code] = AbsInfo(minimum: Int32(v[0]), maximum: Int32(v[1]), fuzz: Int32(v[2]),
-                                            flat: Int32(v[3]), resolution: Int32(v[4]))
+                    let axis = AbsInfo(minimum: Int32(v[0]), maximum: Int32(v[1]), fuzz: Int32(v[2]),
+                                       flat: Int32(v[3]), resolution: Int32(v[4]))
+                    if let problem = axis.problem { throw fail(value, .impossibleAxis(code: code, problem: problem)) }
+                    absInfo[code] = axis
                 }
             }
             var inputProperties: Set<UInt16> = []

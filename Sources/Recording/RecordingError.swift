@@ -1,3 +1,5 @@
+import InputModel
+
 /// Why a recording could not be read: always the file, the 1-based line and the reason.
 ///
 /// Readers never return half a recording: they either return everything or throw this.
@@ -48,6 +50,8 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
         case yaml(String)
         /// Valid YAML whose shape is not a libinput recording.
         case badStructure(String)
+        /// An absolute axis no device can have (`AbsInfo.problem`).
+        case impossibleAxis(code: UInt16, problem: String)
 
         /// A one-line explanation.
         public var description: String {
@@ -66,6 +70,8 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
             case .notAnEvdevRecording(let what): return "not an evdev recording: \(what)"
             case .yaml(let problem): return "YAML error: \(problem)"
             case .badStructure(let why): return "not a libinput recording: \(why)"
+            case .impossibleAxis(let code, let problem):
+                return "impossible axis \(EventNames.codeText(type: EventType.abs, code: code)): \(problem)"
             }
         }
 

@@ -91,6 +91,35 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("codes out of range for their type (a key above KEY_MAX, an axis, switch or LED above 63) pass through unchanged and change no state; the frame's other events apply")
+    func outOfRangeCodes() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            let frames = rig.plug(Self.keyboard)
+            var raw: [InputFrame] = []
+            let watch = rig.hub.streams(raw: true).subscribe(onNext: { update in
+                guard case .present(let present) = update else { return }
+                for stream in present { _ = stream.frames.subscribe(onNext: { raw.append($0) }) }
+            })
+            let hostile = [ev(EventType.key, 0x300, 1, at: 1), ev(EventType.key, 0xFFFF, 1, at: 1),
+                           ev(EventType.abs, 0x40, 5, at: 1), ev(EventType.sw, 0x40, 1, at: 1),
+                           ev(EventType.led, 0xFFFF, 1, at: 1), ev(0xFFFF, 0xFFFF, -1, at: 1),
+                           ev(EventType.key, C.KEY_A, 1, at: 1)]
+            frames.onNext(InputFrame(time: 1, events: hostile))
+            rig.scheduler.advance(by: .milliseconds(100))
+            let state = rig.hub.store.state(of: Self.keyboard.id)
+            #expect(state?.keysDown == [C.KEY_A])
+            #expect(state?.absolute.isEmpty == true && state?.switchesOn == [] && state?.ledsOn == [])
+            #expect(state?.counters.framesIn == 1 && state?.counters.eventsIn == UInt64(hostile.count))
+            #expect(raw.map(\.events) == [hostile])
+            watch.dispose()
+            frames.onCompleted()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("a device whose id is already present (re-plug before the removal): the older session ends, the store holds the newer")
     func stalePresenceIsReplaced() {
         let baseline = LiveResources.owned

@@ -74,6 +74,19 @@ import Testing
         #expect(config.settings(for: light).absolute == [misc: .debounce(window: 500 * ms)])
     }
 
+    @Test("a duplicate key names the key and its line, not the whole document (found by fuzzing)")
+    func duplicateKey() {
+        let text = "version: 1\ndefaults:\n  keys: 5ms\nversion: 1\n"
+        #expect {
+            _ = try FilterConfig.parse(yaml: text, file: "dup.yaml")
+        } throws: { error in
+            guard let error = error as? ConfigError else { return false }
+            let message = String(describing: error)
+            return error.key == "version" && error.line != nil && message.contains("duplicate key 'version'")
+                && !message.contains("keys: 5ms")
+        }
+    }
+
     @Test("later rules override earlier ones; codes merge")
     func laterRulesOverride() throws {
         let yaml = """
@@ -172,5 +185,35 @@ import Testing
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+
+    @Test("a file that never ends (/dev/zero) is refused at the 1 MiB limit")
+    func endlessFile() {
+        do {
+            _ = try FilterConfig.load(path: "/dev/zero")
+            Issue.record("/dev/zero was read as a configuration")
+        } catch let error as ConfigError {
+            #expect(error.description == "/dev/zero: larger than the 1024 KiB limit for a configuration file")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("aliases used over and over (a billion laughs) are refused at once, not walked")
+    func billionLaughs() {
+        var text = "x0: &x0 [a, a, a, a, a, a, a, a, a, a]\n"
+        for level in 1...9 {
+            text += "x\(level): &x\(level) [" + Array(repeating: "*x\(level - 1)", count: 10).joined(separator: ", ") + "]\n"
+        }
+        let start = ContinuousClock.now
+        #expect(throws: ConfigError.self) { try FilterConfig.parse(yaml: text, file: "laughs.yaml") }
+        do {
+            _ = try FilterConfig.parse(yaml: text, file: "laughs.yaml")
+        } catch let error as ConfigError {
+            #expect(error.line == 1 && error.reason.contains("YAML aliases used over and over"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 }

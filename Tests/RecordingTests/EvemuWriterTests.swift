@@ -66,4 +66,16 @@ struct EvemuWriterTests {
         #expect(EvemuWriter.maskLines([0, 9, 63], minimumBytes: 8) == [[0x01, 0x02, 0, 0, 0, 0, 0, 0x80]])
         #expect(EvemuWriter.maskLines([64], minimumBytes: 8).count == 2)
     }
+
+    /// Found by fuzzing (`fuzz-regressions/libinput-record/found-empty-name.yml`): a device
+    /// with an empty name was written as an empty `N:` line the reader refused.
+    @Test func anEmptyNameRoundTrips() throws {
+        let info = DeviceInfo(name: "", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                              capabilities: [0x02: [0]])
+        let device = RecordedDevice(info: info, events: [InputEvent(time: 0, type: 2, code: 0, value: 1),
+                                                         InputEvent(time: 0, type: 0, code: 0, value: 0)])
+        let reread = try EvemuReader.parse(EvemuWriter.write(device), file: "empty-name.evemu")
+        #expect(reread.devices.first?.info.name == "")
+        #expect(reread.devices.first?.events == device.events)
+    }
 }

@@ -93,6 +93,42 @@ import Testing
         #expect(framed.incompleteFrame.count == 1)
     }
 
+    @Test("an event type above EV_MAX, or not a number, is an error naming the line (found by fuzzing)",
+          arguments: ["1000", "99999"])
+    func eventTypeOutOfRange(_ type: String) throws {
+        let text = """
+            Input device ID: bus 0x3 vendor 0x1 product 0x2 version 0x1
+            Input device name: "x"
+            Supported events:
+              Event type 1 (EV_KEY)
+                Event code 30 (KEY_A)
+              Event type \(type) (?)
+                Event code 2 (?)
+            Event: time 0.000000, type 1 (EV_KEY), code 30 (KEY_A), value 1
+
+            """
+        #expect(throws: RecordingError(file: "t.evtest", line: 6, reason: .badNumber(
+            field: "event type (at most 31)", text: type))) {
+            try EvtestReader.parse(Array(text.utf8), file: "t.evtest")
+        }
+    }
+
+    @Test("an event more than 292 years after the first is an error naming the line, not a trap (found by fuzzing)")
+    func timeOutOfRange() throws {
+        let text = """
+            Input device ID: bus 0x3 vendor 0x1 product 0x2 version 0x1
+            Input device name: "x"
+            Event: time 0.000000, type 1 (EV_KEY), code 30 (KEY_A), value 1
+            Event: time 0.000000, -------------- SYN_REPORT ------------
+            Event: time 10000000000.000000, type 1 (EV_KEY), code 30 (KEY_A), value 0
+
+            """
+        #expect(throws: RecordingError(file: "far.evtest", line: 5, reason: .badNumber(
+            field: "timestamp", text: "10000000000.000000"))) {
+            try EvtestReader.parse(Array(text.utf8), file: "far.evtest")
+        }
+    }
+
     @Test("time going backwards is an error naming the line")
     func timeBackwards() throws {
         let text = """

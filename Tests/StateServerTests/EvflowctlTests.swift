@@ -230,19 +230,27 @@ struct EvflowctlTests {
     /// Replays `recording` through the daemon's pipeline (ReplaySource → DeviceHub) with
     /// `config`; the delivered values of `BTN_LEFT`.
     static func replayPresses(_ recording: Recording, config: FilterConfig) -> Int {
-        let scheduler = VirtualTimeScheduler()
-        let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
-        let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
-        var presses = 0
-        let watchers = CompositeDisposable()
-        let changes = hub.allFrames().subscribe(onNext: { f in
-            presses += f.frame.events.filter { $0.type == EventType.key && $0.value == 1 }.count
-        })
-        let running = hub.run(replay.devices)
-        scheduler.run()
-        running.dispose()
-        changes.dispose()
-        watchers.dispose()
+        weak var leftOver: VirtualTimeScheduler?
+        let presses = { () -> Int in
+            let scheduler = VirtualTimeScheduler()
+            leftOver = scheduler
+            let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
+            let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+            var presses = 0
+            let changes = hub.allFrames().subscribe(onNext: { f in
+                presses += f.frame.events.filter { $0.type == EventType.key && $0.value == 1 }.count
+            })
+            let running = hub.run(replay.devices)
+            scheduler.run()
+            running.dispose()
+            changes.dispose()
+            // The disposals schedule their last steps (subscribeOn, the replay's stop) on the
+            // scheduler: run them, or the pending actions keep the scheduler and the whole
+            // subscription graph alive in a cycle (found by LeakSanitizer).
+            scheduler.run()
+            return presses
+        }()
+        #expect(leftOver == nil, "the replay's scheduler and subscription graph outlived it")
         return presses
     }
 

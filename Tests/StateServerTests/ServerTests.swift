@@ -390,6 +390,77 @@ struct ServerTests {
         }
     }
 
+    /// A client sending garbage at 1 MB/s (random bytes, newlines among them, and one line
+    /// that never ends) without reading its ERROR replies. The server answers it until its
+    /// outbox overflows and drops it; the garbage client connects again and goes on. Meanwhile
+    /// another client's queries are answered in time. 3 s here; EVFLOW_GARBAGE_SECONDS=60 for
+    /// the full run of docs/reliability.md.
+    @Test func garbageAtOneMegabytePerSecondDoesNotStopOtherClients() async throws {
+        let seconds = Double(ProcessInfo.processInfo.environment["EVFLOW_GARBAGE_SECONDS"] ?? "") ?? 3
+        try await released {
+            let devices = ManualDevices()
+            let mouse = testMouse()
+            devices.add(mouse)
+            let (server, path) = try await startServer(hub: devices.hub) { $0.outgoingBufferLimit = 64 * 1024 }
+            let rssBefore = residentKilobytes()
+            let stop = Atomic<Bool>(false)
+            let sent = Atomic<Int>(0)
+            let connections = Atomic<Int>(0)
+            let garbageDone = DispatchSemaphore(value: 0)
+            let garbage = Thread {
+                var generator = SystemRandomNumberGenerator()
+                let start = monotonicNow()
+                var client: TestClient?
+                while !stop.load(ordering: .relaxed) {
+                    if client == nil {
+                        client = try? TestClient(path: path)
+                        if client != nil { connections.add(1, ordering: .relaxed) }
+                    }
+                    // 10 KiB chunks paced to 1 MB/s (less when the server, not reading while the
+                    // outbox is full, makes send wait). Every other chunk has no newline at all.
+                    let chunk = sent.load(ordering: .relaxed) / 10_240
+                    var bytes = (0..<10_240).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                    if chunk % 2 == 1 { bytes = bytes.map { $0 == 10 ? 0x41 : $0 } }
+                    if let c = client, (try? c.sendRaw(bytes)) != nil {
+                        sent.add(bytes.count, ordering: .relaxed)
+                    } else {
+                        client = nil   // dropped: connect again
+                    }
+                    let due = start + Int64(sent.load(ordering: .relaxed)) * 1_000   // 1 byte per µs
+                    let wait = due - monotonicNow()
+                    if wait > 0 { usleep(UInt32(min(wait / 1_000, 100_000))) }
+                }
+                garbageDone.signal()
+            }
+            garbage.start()
+            let normal = try TestClient(path: path)
+            _ = try normal.read()
+            var slowest: Int64 = 0
+            var answered = 0
+            let end = monotonicNow() + Int64(seconds * 1e9)
+            while monotonicNow() < end {
+                let start = monotonicNow()
+                let reply = try normal.request(#"{"class":"DEVICES"}"#)
+                if reply["class"] as? String == "DEVICES" { answered += 1 }
+                slowest = max(slowest, monotonicNow() - start)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            stop.store(true, ordering: .relaxed)
+            #expect(garbageDone.wait(timeout: .now() + 10) == .success)
+            let megabytes = Double(sent.load(ordering: .relaxed)) / 1e6
+            #expect(megabytes >= seconds * 0.3, "the garbage client sent \(megabytes) MB")
+            #expect(answered >= Int(seconds * 10), "\(answered) DEVICES answered")
+            #expect(slowest < 1_000_000_000, "slowest DEVICES round trip \(slowest / 1_000_000) ms")
+            normal.close()
+            #expect(await eventually { server.clientCount == 0 })
+            await server.shutdown()
+            devices.stop()
+            print("garbage: \(megabytes) MB over \(connections.load(ordering: .relaxed)) connections in \(seconds) s; "
+                  + "\(answered) queries answered, slowest \(slowest / 1_000_000) ms; "
+                  + "test process RSS \(rssBefore) → \(residentKilobytes()) KiB (alone only: other tests share the process)")
+        }
+    }
+
     @Test func aClientThatNeverReadsIsDroppedAndOthersAndThePipelineAreNotSlowed() async throws {
         try await released {
             let devices = ManualDevices()
@@ -756,4 +827,11 @@ private func connectWithThreadGroups(_ groups: [gid_t], path: String) throws -> 
         #expect(b.groups == [0, 5] + [UInt32](repeating: 0, count: 64 + 3 - 2) + [70000])
         #expect(MemoryLayout<PeerCredentials.GroupBuffer>.size == PeerCredentials.GroupBuffer.capacity * 4)
     }
+}
+
+/// This process's resident set (VmRSS) in KiB, 0 if unreadable.
+func residentKilobytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
 }

@@ -1,0 +1,181 @@
+import Foundation
+import InputModel
+@testable import Recording
+import Testing
+
+/// Limits on hostile recordings (docs/reliability.md, "Limits on hostile input"): each gets a
+/// clear error naming the file (and the line where there is one), never a crash or unbounded
+/// memory.
+@Suite("hostile recordings") struct HostileRecordingTests {
+    static func temp(_ name: String, _ bytes: [UInt8]) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("evflow-\(getpid())-\(UUID().uuidString)-\(name)")
+        try Data(bytes).write(to: url)
+        return url
+    }
+
+    @Test("the documented limits")
+    func documentedLimits() {
+        #expect(RecordingLimits.maxFileBytes == 256 << 20)
+        #expect(RecordingLimits.maxYAMLFileBytes == 32 << 20)
+        #expect(RecordingLimits.maxDevices == 1024)
+        #expect(YAMLLimits.maxNodes(textBytes: 100) == 10_000)
+        #expect(YAMLLimits.maxNodes(textBytes: 1 << 20) == 4 << 20)
+    }
+
+    @Test("a file over the size limit is refused while it is read, naming the limit")
+    func fileOverTheLimit() throws {
+        let url = try Self.temp("big.evemu", Array(repeating: UInt8(ascii: "#"), count: 3000))
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(throws: RecordingError.self) { _ = try RecordingLimits.read(url.path, limit: 2048) }
+        do {
+            _ = try RecordingLimits.read(url.path, limit: 2048)
+        } catch {
+            #expect(error.line == 0 && error.file == url.path)
+            #expect("\(error)".contains("limit"))
+        }
+        #expect(try RecordingLimits.read(url.path, limit: 3000).count == 3000)
+    }
+
+    @Test("a file that never ends (/dev/zero) is refused at the limit, not read for ever")
+    func endlessFile() {
+        #expect(throws: RecordingError.self) { _ = try RecordingLimits.read("/dev/zero", limit: 1 << 20) }
+    }
+
+    @Test("a 100 MB line with no newline: an error naming line 1, at once")
+    func hundredMegabyteLine() {
+        let start = ContinuousClock.now
+        var line = Array("N: ".utf8)
+        line += [UInt8](repeating: UInt8(ascii: "x"), count: 100 << 20)
+        #expect(throws: RecordingError.self) { _ = try EvemuReader.parse(line, file: "long.evemu") }
+        do {
+            _ = try EvemuReader.parse(line, file: "long.evemu")
+        } catch {
+            #expect((1...2).contains(error.line))
+        }
+        let garbage = [UInt8](repeating: UInt8(ascii: "x"), count: 100 << 20)
+        // The error quotes at most 40 bytes of what the line starts with.
+        #expect(throws: RecordingError(file: "garbage.evemu", line: 1,
+                                       reason: .unknownLinePrefix(String(repeating: "x", count: 40)))) {
+            _ = try EvemuReader.parse(garbage, file: "garbage.evemu")
+        }
+        #expect(ContinuousClock.now - start < .seconds(30))
+    }
+
+    /// A minimal libinput record device with one key event.
+    static func libinputDevice(_ i: Int) -> String {
+        """
+          - node: /dev/input/event\(i)
+            evdev:
+              name: "dev \(i)"
+              id: [3, 1, 2, 1]
+              codes:
+                1: [30]
+            events:
+              - evdev:
+                  - [0, 0, 1, 30, 1]
+                  - [0, 0, 0, 0, 0]
+
+        """
+    }
+
+    @Test("more than 1024 devices in one libinput recording: an error at the 1025th device's line")
+    func tooManyDevices() throws {
+        let text = "version: 1\nndevices: 1025\nlibinput:\n  version: \"1.22\"\ndevices:\n"
+            + (0..<1025).map(Self.libinputDevice).joined()
+        #expect(throws: RecordingError.self) { _ = try LibinputRecordReader.parse(Array(text.utf8), file: "many.yml") }
+        do {
+            _ = try LibinputRecordReader.parse(Array(text.utf8), file: "many.yml")
+        } catch {
+            // 5 header lines, 10 lines per device: device 1025 starts on line 5 + 1024 × 10 + 1.
+            #expect(error.line == 5 + 1024 * 10 + 1)
+            #expect("\(error)".contains("more than 1024 devices"))
+        }
+    }
+
+    @Test("a million devices: refused by the YAML size limit before Yams builds the tree")
+    func millionDevices() throws {
+        var bytes = Array("version: 1\ndevices:\n".utf8)
+        bytes.reserveCapacity(60 << 20)
+        for i in 0..<1_000_000 {
+            bytes += "  - {evdev: {name: device-\(i), id: [3, 1, 2, 1], codes: {1: [30]}}}\n".utf8
+        }
+        #expect(bytes.count > RecordingLimits.maxYAMLFileBytes)
+        let start = ContinuousClock.now
+        let error = try #require(throws: RecordingError.self) {
+            _ = try LibinputRecordReader.parse(bytes, file: "million.yml")
+        }
+        #expect(error.line == 0 && "\(error)".contains("32 MiB limit"))
+        #expect(ContinuousClock.now - start < .seconds(1))
+    }
+
+    @Test("aliases used over and over (a billion laughs) are refused, not walked for ever")
+    func billionLaughs() throws {
+        var text = "version: 1\nx0: &x0 [a, a, a, a, a, a, a, a, a, a]\n"
+        for level in 1...9 {
+            text += "x\(level): &x\(level) [" + Array(repeating: "*x\(level - 1)", count: 10).joined(separator: ", ") + "]\n"
+        }
+        text += "devices: [*x9]\n"
+        let start = ContinuousClock.now
+        let error = try #require(throws: RecordingError.self) {
+            _ = try LibinputRecordReader.parse(Array(text.utf8), file: "laughs.yml")
+        }
+        #expect(error.line == 1 && "\(error)".contains("expands to more than 10000 nodes"))
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+
+    @Test("timestamps: backwards is an error naming the line; a jump of ten years is read as it is")
+    func timestamps() throws {
+        let head = "N: t\nI: 0003 0001 0002 0001\nB: 00 0b 00 00 00 00 00 00 00\nB: 01 00 00 00 40 00 00 00 00\n"
+        let backwards = head + "E: 100.000000 0001 001e 0001\nE: 100.000000 0000 0000 0000\nE: 99.000000 0001 001e 0000\n"
+        #expect(throws: RecordingError(file: "b.evemu", line: 7, reason: .timeWentBackwards(
+            previousMicroseconds: 100_000_000, microseconds: 99_000_000))) {
+            _ = try EvemuReader.parse(Array(backwards.utf8), file: "b.evemu")
+        }
+        let tenYears: Int64 = 10 * 365 * 24 * 3600
+        let jump = head + "E: 1.000000 0001 001e 0001\nE: 1.000000 0000 0000 0000\n"
+            + "E: \(1 + tenYears).000000 0001 001e 0000\nE: \(1 + tenYears).000000 0000 0000 0000\n"
+        let recording = try EvemuReader.parse(Array(jump.utf8), file: "j.evemu")
+        #expect(recording.devices[0].events.last?.time == tenYears * 1_000_000_000)
+    }
+
+    @Test("an impossible axis (minimum above maximum, negative fuzz, flat or resolution) is an error naming its line", arguments: [
+        ("A: 00 100 0 0 0 0", "impossible axis ABS_X: minimum 100 above maximum 0"),
+        ("A: 01 0 100 -1 0 0", "impossible axis ABS_Y: negative fuzz -1"),
+        ("A: 00 0 100 0 -5 0", "impossible axis ABS_X: negative flat -5"),
+        ("A: 00 0 100 0 0 -2", "impossible axis ABS_X: negative resolution -2"),
+    ])
+    func impossibleAxis(line: String, message: String) throws {
+        let text = "N: t\nI: 0003 0001 0002 0001\nB: 00 0b 00 00 00 00 00 00 00\nB: 03 03 00 00 00 00 00 00 00\n"
+            + line + "\nE: 1.000000 0003 0000 0005\nE: 1.000000 0000 0000 0000\n"
+        let error = try #require(throws: RecordingError.self) { _ = try EvemuReader.parse(Array(text.utf8), file: "a.evemu") }
+        #expect(error.line == 5)
+        #expect("\(error)" == "a.evemu:5: \(message)")
+    }
+
+    @Test("libinput record: an impossible axis is an error naming the absinfo line")
+    func impossibleAxisLibinput() throws {
+        let text = """
+            version: 1
+            ndevices: 1
+            libinput:
+              version: "1.22"
+            devices:
+              - node: /dev/input/event0
+                evdev:
+                  name: "pad"
+                  id: [3, 1, 2, 1]
+                  codes:
+                    3: [0]
+                  absinfo:
+                    0: [10, 0, 0, 0, 0]
+                events: []
+
+            """
+        let error = try #require(throws: RecordingError.self) {
+            _ = try LibinputRecordReader.parse(Array(text.utf8), file: "a.yml")
+        }
+        #expect(error.line == 13)
+        #expect("\(error)".contains("impossible axis ABS_X: minimum 10 above maximum 0"))
+    }
+}
