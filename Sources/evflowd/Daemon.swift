@@ -151,7 +151,7 @@ struct InputService: Service {
         logger.info("input ready: \(hub.deviceCount) devices")
         ready.open()
         // Until shutdown, or until the source fails.
-        _ = try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskCancellationHandler { await stop.opened() } onCancel: { stop.open() }
         }
         let finished = Latch()
@@ -290,7 +290,8 @@ struct SystemdService: Service {
             if let ping {
                 group.addTask {
                     while !Task.isCancelled {
-                        guard (try? await cancelWhenGracefulShutdown({ await sleepOnInputLoop(ping) })) == true else {
+                        // Cancelled at graceful shutdown: the sleep ends early with false.
+                        guard await cancelWhenGracefulShutdown({ await sleepOnInputLoop(ping) }) else {
                             break
                         }
                         if await roundTrip() { _ = try? notifier.watchdog() }
