@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", path: "CShims/CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CLinux", path: "CShims/CLinux"),
+        .systemLibrary(name: "CSwiftRuntime", path: "CShims/CSwiftRuntime"),
         .systemLibrary(name: "CMosquitto", path: "CShims/CMosquitto", pkgConfig: "libmosquitto",
                        providers: [.apt(["libmosquitto-dev"])]),
 
@@ -53,7 +54,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "CSystemd",
+            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,7 +1,5 @@
 import ArgumentParser
 import Dispatch
-import NIOCore
-import NIOPosix
 import Synchronization
 import Logging
 
@@ -86,16 +84,15 @@ struct Evflowd: ParsableCommand {
     }
 
     func run() throws {
-        // Swift concurrency runs on NIO's event loops, not libdispatch's worker pool: once a
-        // dispatch worker has run, libdispatch wakes every second for ever to watch its pool
-        // (its workqueue monitor), and an idle daemon must not wake (docs/benchmarks.md, I1).
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Swift concurrency runs on NIO's event loops, not libdispatch's worker pool (whose
+        // monitor would wake the idle daemon every second): GlobalExecutor.
+        let onNIO = GlobalExecutor.installNIOEventLoops()
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let command = self
         Task {
             do {
-                try await command.runDaemon()
+                try await command.runDaemon(concurrencyOnNIO: onNIO)
                 outcome.withLock { $0 = .success(()) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -106,7 +103,7 @@ struct Evflowd: ParsableCommand {
         try outcome.withLock { $0 }?.get()
     }
 
-    func runDaemon() async throws {
+    func runDaemon(concurrencyOnNIO: Bool) async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = JournaldLogHandler(label: label)
@@ -114,6 +111,9 @@ struct Evflowd: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "evflowd")
+        if !concurrencyOnNIO {
+            logger.warning("Swift concurrency runs on libdispatch (its global-enqueue hook was already set): the idle daemon wakes once a second")
+        }
         var options = DaemonOptions(
             replay: replay, demo: demo, speed: speed, loop: loop || demo, configPath: config, socketPath: socket,
             socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients,
