@@ -152,12 +152,16 @@ public final class DeviceHub: @unchecked Sendable {
             let info = stream.info
             if case .inaccessible(let reason) = stream.access {
                 inaccessibleDevices.withLock { $0[info.id] = (info, reason) }
-                announce(stream)
+                // Watchers get a stream of their own that completes when the device goes (or
+                // the hub stops), so they can say `removed`; the source's is subscribed once.
+                let gone = PublishSubject<InputFrame>()
+                announce(DeviceStream(info: info, access: stream.access, frames: gone.asObservable()))
                 let ended = stream.frames.subscribe(onError: { _ in observer.onCompleted() },
                                                     onCompleted: { observer.onCompleted() })
                 return Disposables.create { [weak self] in
                     ended.dispose()
                     self?.inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
+                    gone.onCompleted()
                 }
             }
             let session = open(info)
@@ -226,7 +230,8 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// The hub's devices as streams of their frames — filtered, or `raw` as read — for
     /// watchers: first `.present` with the devices open now, then `.added` for each device as
-    /// it is opened or announced as inaccessible (an inaccessible stream carries no frames).
+    /// it is opened or announced as inaccessible (an inaccessible stream carries no frames and
+    /// completes when the device goes).
     /// Each stream's frames are hot (from the moment of subscribing) and complete when the
     /// device goes away. The snapshot and the later devices neither overlap nor leave a gap
     /// (both are decided under the registry's lock), and delivery is serial (a merge), so

@@ -149,14 +149,17 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
-    @Test("an inaccessible device is listed while its stream lives and announced to watchers; it leaves no session")
+    @Test("an inaccessible device is listed while its stream lives and announced to watchers, whose stream ends with it; it leaves no session")
     func inaccessibleStream() {
         let baseline = LiveResources.owned
         do {
             let rig = Rig()
             var updates: [String] = []
             let watch = rig.hub.streams().subscribe(onNext: { update in
-                if case .added(let s) = update { updates.append("\(s.announcement)") }
+                if case .added(let s) = update {
+                    updates.append("\(s.announcement)")
+                    _ = s.frames.subscribe(onCompleted: { updates.append("ended") })
+                }
             })
             let ended = PublishSubject<InputFrame>()
             rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "Permission denied"),
@@ -164,8 +167,10 @@ import Testing
             #expect(rig.hub.inaccessible.map(\.reason) == ["Permission denied"])
             #expect(rig.hub.deviceCount == 0)
             #expect(updates.count == 1 && updates[0].contains("inaccessible"))
+            #expect(updates.count == 1, "the watcher's stream lives while the device does")
             ended.onCompleted()
             #expect(rig.hub.inaccessible.isEmpty)
+            #expect(updates.last == "ended", "the watcher's stream ends with the device")
             watch.dispose()
             rig.stop()
         }

@@ -137,6 +137,34 @@ struct ServerTests {
         }
     }
 
+    /// docs/protocol.md: "inaccessible … a later `removed` ends it" (the daemon suite's
+    /// hot-plug case found watchers never got that `removed`).
+    @Test func anInaccessibleDeviceIsAnnouncedAndThenRemoved() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub)
+            do {
+                let c = try TestClient(path: path)
+                _ = try c.read()
+                _ = try c.request(#"{"class":"WATCH"}"#)
+                let mouse = testMouse()
+                devices.inaccessible(mouse, reason: "Permission denied")
+                let announced = try c.read()
+                #expect(announced["class"] as? String == "DEVICE")
+                #expect(announced["action"] as? String == "inaccessible")
+                #expect(announced["reason"] as? String == "Permission denied")
+                devices.remove(mouse)
+                let removed = try c.read()
+                #expect(removed["class"] as? String == "DEVICE")
+                #expect(removed["action"] as? String == "removed")
+                #expect((removed["device"] as? [String: Any])?["id"] as? String == mouse.id.rawValue)
+            }
+            #expect(await eventually { server.clientCount == 0 })
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
     @Test func watchSelectsTypesCodesAndStreams() async throws {
         try await released {
             let devices = ManualDevices()

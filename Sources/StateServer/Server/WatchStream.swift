@@ -37,8 +37,13 @@ enum WatchStream {
         let selection = watch.events
         let listedIDs = Set(listed.map(\.id))
         func device(_ stream: DeviceStream, announce: Bool) -> Observable<WatchItem> {
-            guard case .open = stream.access else { return .just(.notice(stream.announcement)) }
             let info = stream.info
+            guard case .open = stream.access else {
+                // Inaccessible: announced, then `removed` when its (frameless) stream ends.
+                return Observable.just(WatchItem.notice(stream.announcement))
+                    .concat(stream.frames.compactMap { _ -> WatchItem? in nil })
+                    .concat(.just(.notice(.removed(info))))
+            }
             let frames = stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) }
                 .concat(.just(.notice(.removed(info))))
             return announce ? frames.startWith(.notice(.added(info))) : frames
