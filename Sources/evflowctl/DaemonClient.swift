@@ -60,7 +60,7 @@ final class DaemonClient {
         }
         switch try read().message {
         case .close(let notice):
-            throw CtlFailure.unavailable("evflowd refused the connection: \(notice.message.isEmpty ? notice.reasonText : notice.message)")
+            throw CtlFailure.unavailable("evflowd refused the connection (\(notice.reasonText)): \(notice.message)")
         case .version(let release, _, _):
             self.release = release
         default:
@@ -132,7 +132,7 @@ final class DaemonClient {
             let r = try read()
             switch r.message {
             case .error(let e): throw CtlFailure.protocolError("evflowd: \(e.message)")
-            case .close(let c): throw CtlFailure.unavailable("evflowd closed the connection: \(c.message)")
+            case .close(let c): throw CtlFailure.unavailable("evflowd closed the connection (\(c.reasonText)): \(c.message)")
             case let m where m.messageClass == request.requestClass: return r
             default: continue
             }

@@ -136,7 +136,7 @@ struct Watch: ParsableCommand {
                 case .reply(let r): m = r
                 }
                 if case .close(let c) = m.message {
-                    throw CtlFailure.unavailable("evflowd closed the connection: \(c.message)")
+                    throw CtlFailure.unavailable("evflowd closed the connection (\(c.reasonText)): \(c.message)")
                 }
                 seen += 1
                 if global.json { printJSON(m) } else { print(Render.streamLine(m.message)) }
