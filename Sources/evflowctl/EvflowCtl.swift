@@ -123,7 +123,10 @@ struct Watch: ParsableCommand {
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
             let reply = try client.request(request)
-            if !global.json, case .watch(_, let matched, _) = reply.message {
+            if global.json {
+                printJSON(reply)   // the WATCH reply too: a script knows from it that streaming has begun
+                fflush(nil)
+            } else if case .watch(_, let matched, _) = reply.message {
                 FileHandle.standardError.write(Data("watching \(matched.count) device(s)\n".utf8))
             }
             installStopHandlers()
