@@ -12,6 +12,7 @@ Event script (--events TEXT or --events-file FILE; whitespace separated, '#' sta
   .            SYN_REPORT (ends a frame)
   +10ms +0.5s  sleep
   @FILE        wait until FILE exists (a handshake with the reader)
+  !FILE        create FILE (tell the reader the script got this far)
 Without a script a short default one for the kind is played (see DEFAULT_SCRIPTS).
 
 Modes:
@@ -43,15 +44,18 @@ UI_DEV_SETUP = _ioc(_IOC_WRITE, 3, 92)          # struct uinput_setup
 UI_SET_EVBIT = _ioc(_IOC_WRITE, 100, 4)
 UI_SET_KEYBIT = _ioc(_IOC_WRITE, 101, 4)
 UI_SET_RELBIT = _ioc(_IOC_WRITE, 102, 4)
+UI_SET_ABSBIT = _ioc(_IOC_WRITE, 103, 4)
+UI_ABS_SETUP = _ioc(_IOC_WRITE, 4, 28)          # struct uinput_abs_setup
 UI_SET_PHYS = _ioc(_IOC_WRITE, 108, 8)          # takes a char *
 UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
 UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
 
-EV_SYN, EV_KEY, EV_REL, EV_SW = 0x00, 0x01, 0x02, 0x05
+EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW = 0x00, 0x01, 0x02, 0x03, 0x05
 SYN_REPORT = 0
 BUS_VIRTUAL = 0x06
 INPUT_EVENT = struct.Struct("qqHHi")              # struct input_event on x86_64 (24 bytes)
 UINPUT_SETUP = struct.Struct("HHHH80sI")          # input_id, name[80], ff_effects_max
+ABS_SETUP = struct.Struct("H2x6i")                # code, input_absinfo (value min max fuzz flat res)
 
 # Names this script understands (linux/input-event-codes.h). Anything else: TYPE:CODE.
 CODES = {"SYN_REPORT": (EV_SYN, 0)}
@@ -63,7 +67,11 @@ CODES.update({"KEY_ESC": (EV_KEY, 1), "KEY_ENTER": (EV_KEY, 28), "KEY_LEFTCTRL":
               "KEY_LEFTSHIFT": (EV_KEY, 42), "KEY_SPACE": (EV_KEY, 57),
               "BTN_LEFT": (EV_KEY, 0x110), "BTN_RIGHT": (EV_KEY, 0x111), "BTN_MIDDLE": (EV_KEY, 0x112),
               "REL_X": (EV_REL, 0x00), "REL_Y": (EV_REL, 0x01), "REL_WHEEL": (EV_REL, 0x08),
-              "SW_LID": (EV_SW, 0x00)})
+              "SW_LID": (EV_SW, 0x00), "BTN_TRIGGER": (EV_KEY, 0x120), "BTN_THUMB": (EV_KEY, 0x121)})
+ABS_AXES = {"ABS_X": 0x00, "ABS_Y": 0x01, "ABS_Z": 0x02, "ABS_RX": 0x03, "ABS_RY": 0x04, "ABS_RZ": 0x05,
+            "ABS_THROTTLE": 0x06, "ABS_RUDDER": 0x07, "ABS_WHEEL": 0x08, "ABS_GAS": 0x09,
+            "ABS_BRAKE": 0x0a, "ABS_HAT0X": 0x10, "ABS_HAT0Y": 0x11}
+CODES.update({name: (EV_ABS, code) for name, code in ABS_AXES.items()})
 
 # What each kind advertises. The keyboard claims KEY_ESC..KEY_MICMUTE like real hardware, so
 # udev's input_id builtin tags it ID_INPUT_KEY and ID_INPUT_KEYBOARD.
@@ -73,13 +81,17 @@ KINDS = {
                                           (UI_SET_KEYBIT, 0x112), (UI_SET_RELBIT, 0x00),
                                           (UI_SET_RELBIT, 0x01), (UI_SET_RELBIT, 0x08)]},
     "switch": {"product": 0x0103, "bits": [(UI_SET_SWBIT, 0x00)]},
+    # A joystick with many absolute axes (udev: ID_INPUT_JOYSTICK): 13 ABS axes, two buttons.
+    "joystick": {"product": 0x0104, "bits": [(UI_SET_KEYBIT, 0x120), (UI_SET_KEYBIT, 0x121)] +
+                 [(UI_SET_ABSBIT, c) for c in ABS_AXES.values()]},
 }
-EVBIT_FOR = {UI_SET_KEYBIT: EV_KEY, UI_SET_RELBIT: EV_REL, UI_SET_SWBIT: EV_SW}
+EVBIT_FOR = {UI_SET_KEYBIT: EV_KEY, UI_SET_RELBIT: EV_REL, UI_SET_SWBIT: EV_SW, UI_SET_ABSBIT: EV_ABS}
 
 DEFAULT_SCRIPTS = {
     "keyboard": "KEY_H=1 . KEY_H=0 . +10ms KEY_I=1 . KEY_I=0 .",
     "mouse": "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
     "switch": "SW_LID=1 . +50ms SW_LID=0 .",
+    "joystick": "ABS_X=1000 ABS_Y=-2000 ABS_THROTTLE=300 . +10ms BTN_TRIGGER=1 . BTN_TRIGGER=0 .",
 }
 
 
@@ -101,6 +113,8 @@ def parse_script(text):
                     sys.exit(f"uinput-device: bad sleep {tok!r} (use +10ms or +0.5s)")
             elif tok.startswith("@"):
                 steps.append(("wait", tok[1:]))
+            elif tok.startswith("!"):
+                steps.append(("touch", tok[1:]))
             elif "=" in tok:
                 name, value = tok.split("=", 1)
                 if name in CODES:
@@ -137,6 +151,8 @@ class Device:
             fcntl.ioctl(self.fd, UI_SET_EVBIT, evbit)
         for req, code in spec["bits"]:
             fcntl.ioctl(self.fd, req, code)
+            if req == UI_SET_ABSBIT:     # range -32768..32767, fuzz 16, flat 128
+                fcntl.ioctl(self.fd, UI_ABS_SETUP, ABS_SETUP.pack(code, 0, -32768, 32767, 16, 128, 0))
         if phys:
             fcntl.ioctl(self.fd, UI_SET_PHYS, phys.encode() + b"\0")
         product = spec["product"] if product is None else product
@@ -176,6 +192,8 @@ def play(dev, steps):
             count += 1
         elif step[0] == "sleep":
             time.sleep(step[1])
+        elif step[0] == "touch":
+            open(step[1], "w").close()
         else:
             wait_for(step[1])
     return count
