@@ -349,7 +349,7 @@ def reload_checks(did, conf, original, pid, frames0, cursor, reload_and_wait, de
           and s2["keys_down"] == ["KEY_A"] and s1["counters"]["frames_in"] >= frames0 > 0)
     check("reload", ok,
           f"a new file applied, the same process (pid {pid}) keeps KEY_A held (frames_in {frames0} → "
-          f"{s1['counters']['frames_in']}); a bad file kept the old one, journal -p warning: {warn[0].strip()!r}",
+          f"{s1['counters']['frames_in']}); a bad file kept the old one, the journal (PRIORITY ≤ warning): {warn[0].strip()!r}",
           saw=f"{s1}\n{s2}\nreload: {r1.stderr}{r2.stderr}")
 
 
@@ -465,9 +465,58 @@ def hotplug_round(prefix, cycles, hold):
             raise Failure(f"uinput-device.py exited {p.returncode}")
 
 
+class ThreadSampler:
+    """Samples the daemon's threads once a second (state, CPU ticks, kernel wait channel,
+    current syscall) and keeps the last 20 samples: what a failure prints when the daemon
+    stops answering (a stuck thread shows as the same syscall and no new ticks)."""
+
+    def __init__(self, pid):
+        import collections
+        import threading
+        self.pid, self.samples, self.stop = pid, collections.deque(maxlen=20), threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.wait(1.0):
+            rows = []
+            try:
+                for tid in sorted(os.listdir(f"/proc/{self.pid}/task")):
+                    base = f"/proc/{self.pid}/task/{tid}"
+                    try:
+                        stat = open(f"{base}/stat").read()
+                        fields = stat[stat.rindex(")") + 2:].split()
+                        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+                        wchan = open(f"{base}/wchan").read().strip()
+                        syscall = open(f"{base}/syscall").read().split()[0]
+                        rows.append(f"{tid} {comm:16} {fields[0]} utime={fields[11]} stime={fields[12]} "
+                                    f"wchan={wchan} syscall={syscall}")
+                    except (OSError, ValueError, IndexError):
+                        pass
+            except OSError:
+                rows.append("(process gone)")
+            self.samples.append(f"{time.monotonic():.1f}: " + " | ".join(rows))
+
+    def report(self):
+        self.stop.set()
+        return "\n".join(self.samples)
+
+
 def case_hotplug(cycles):
     ensure_active()
     pid = main_pid()
+    sampler = ThreadSampler(pid)
+    try:
+        hotplug_checks(cycles, pid)
+    except (Failure, OSError, subprocess.TimeoutExpired) as e:
+        raise Failure(f"{e}\nthe daemon's threads, last samples:\n{sampler.report()}")
+    finally:
+        sampler.report()
+    if not results[-1][1]:
+        print(indent("the daemon's threads, last samples:\n" + sampler.report()), flush=True)
+
+
+def hotplug_checks(cycles, pid):
     # A warm-up round first: the first devices of each kind build caches (names, filter
     # settings) that live as long as the process; the baseline is taken after it.
     hotplug_round("evflow e2e warm", 2, 0.1)
@@ -504,15 +553,21 @@ def case_hotplug(cycles):
             elif m["action"] == "removed":
                 removed[kind] += 1
         seen.append((added, removed, inaccessible, p.returncode))
-    every = all(all(a[k] == cycles and r[k] == cycles for k in KINDS) and rc == -signal.SIGTERM
-                for a, r, _, rc in seen)
+    # Every client saw the same devices, each added (or announced inaccessible) and removed
+    # once. A device can come and go before evflowd gets to open it (HOLD is short, the guest
+    # emulated): that one is not announced at all, to anyone; at most 5 % of them.
+    first_added = seen[0][0] if seen else {}
+    every = all(a == first_added and a == r and rc == -signal.SIGTERM for a, r, _, rc in seen) and \
+        all(cycles * 0.95 <= first_added.get(k, 0) <= cycles for k in KINDS)
+    unannounced = sum(cycles - first_added.get(k, 0) for k in KINDS)
     (live0, fds0, rss0), (live1, fds1, rss1) = base, after
     same_pid = main_pid() == pid
     ok = (every and same_pid and live1 == live0 and fds1 == fds0 and rss1 <= rss0 + RSS_SLACK_KB)
     check("hotplug", ok,
           f"{cycles} add/remove cycles of each of {', '.join(KINDS)} ({4 * cycles} devices) in {took:.0f} s "
-          f"while 10 `watch` clients streamed: each client saw every add and remove "
-          f"({sum(s[2] for s in seen)} of the adds 'inaccessible'); live resources {live0} → {live1}, "
+          f"while 10 `watch` clients streamed: each client saw the same adds and removes, each device "
+          f"added (or inaccessible: {seen[0][2] if seen else 0}) and removed once; {unannounced} came and went "
+          f"before evflowd opened them; live resources {live0} → {live1}, "
           f"fds {fds0} → {fds1}, RSS {rss0} → {rss1} KiB (slack {RSS_SLACK_KB} KiB)",
           saw=f"per client (added, removed, inaccessible, exit): {seen}\nstats during: {stats_during}\n"
               f"the first client's DEVICE messages: {[(m['action'], m['device']['name'], m['device']['id']) for m in lines(clients[0][1], 'DEVICE')]}")
@@ -586,11 +641,14 @@ def case_journal():
     unit = "evflow-journal-check"
     run = sh(["systemd-run", "--wait", "--collect", f"--unit={unit}", "/usr/bin/evflowd", "--check-config",
               "--config", bad], timeout=60)
-    entries = journal_json(SUITE_CURSOR) + journal_json(SUITE_CURSOR, unit=f"{unit}.service")
-    def priority(fragment):
-        return next((m.get("PRIORITY") for m in entries if fragment in str(m.get("MESSAGE", ""))), None)
+    daemon = journal_json(SUITE_CURSOR)
+    check_unit = journal_json(SUITE_CURSOR, unit=f"{unit}.service")
+    entries = daemon + check_unit
+    def priority(fragment, among):
+        return next((m.get("PRIORITY") for m in among if fragment in str(m.get("MESSAGE", ""))), None)
     want = {"listening on": "6", "reload failed": "3", "invalid configuration": "2"}
-    got = {k: priority(k) for k in want}
+    got = {"listening on": priority("listening on", daemon), "reload failed": priority("reload failed", daemon),
+           "invalid configuration": priority("invalid configuration", check_unit)}
     prefixed = [m.get("MESSAGE") for m in entries
                 if m.get("SYSLOG_IDENTIFIER") == "evflowd" and str(m.get("MESSAGE", "")).startswith("<")]
     check("journal", got == want and not prefixed and run.returncode != 0,
