@@ -686,7 +686,7 @@ def thread_switches(pid):
 
 
 def case_idle(seconds=60):
-    """BENCHMARKS.md I1: with devices present and no input, evflowd wakes only for the
+    """I1 (idle cost, docs/benchmarks.md): with devices present and no input, evflowd wakes only for the
     watchdog's keep-alive, every WatchdogSec/2."""
     ensure_active()
     name = "evflow e2e idle keyboard"

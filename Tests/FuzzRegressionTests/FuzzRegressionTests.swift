@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import FuzzTargets
 import InputModel
-import Recording
+@testable import Recording
 
 /// Replays the fuzz regression corpus (`Tests/Fixtures/fuzz-regressions/<target>/`) and the
 /// shipped fixtures through the same invariant checks the fuzz targets run (docs/reliability.md).
@@ -86,18 +86,10 @@ struct FuzzRegressionTests {
     }
 }
 
-/// The file's bytes. Not `Data(contentsOf:)`: for an empty file, swift-corelibs-foundation
-/// (Swift 6.3.1) leaks the 4 KiB buffer it read into, which LeakSanitizer reports in the
-/// AddressSanitizer run (scripts/test).
+/// The file's bytes, read as the readers read them (`RecordingLimits.read`). Not
+/// `Data(contentsOf:)`: for an empty file, swift-corelibs-foundation (Swift 6.3.1) leaks the
+/// 4 KiB buffer it read into, which LeakSanitizer reports in the AddressSanitizer run.
 private func contents(of file: URL) throws -> [UInt8] {
-    guard let f = fopen(file.path, "rb") else { throw CocoaError(.fileReadNoSuchFile) }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n == 0 { return bytes }
-        bytes += chunk[0..<n]
-    }
+    try RecordingLimits.read(file.path, limit: RecordingLimits.maxFileBytes)
 }
 
