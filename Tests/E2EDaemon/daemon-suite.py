@@ -471,35 +471,38 @@ def hotplug_round(prefix, cycles, hold):
 
 
 class ThreadSampler:
-    """Samples the daemon's threads once a second (state, CPU ticks, kernel wait channel,
-    current syscall) and keeps the last 20 samples: what a failure prints when the daemon
-    stops answering (a stuck thread shows as the same syscall and no new ticks)."""
+    """Samples the daemon's threads twice a second (state, CPU ticks, kernel wait channel,
+    current syscall and its first argument) and keeps the last 40 samples: what a failure
+    prints when the daemon stops answering (a stuck thread shows as the same syscall and no
+    new ticks). Sampling stops when the process is gone, so the samples end at its death."""
 
     def __init__(self, pid):
         import collections
         import threading
-        self.pid, self.samples, self.stop = pid, collections.deque(maxlen=20), threading.Event()
+        self.pid, self.samples, self.stop = pid, collections.deque(maxlen=40), threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self):
-        while not self.stop.wait(1.0):
+        while not self.stop.wait(0.5):
             rows = []
             try:
-                for tid in sorted(os.listdir(f"/proc/{self.pid}/task")):
-                    base = f"/proc/{self.pid}/task/{tid}"
-                    try:
-                        stat = open(f"{base}/stat").read()
-                        fields = stat[stat.rindex(")") + 2:].split()
-                        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-                        wchan = open(f"{base}/wchan").read().strip()
-                        syscall = open(f"{base}/syscall").read().split()[0]
-                        rows.append(f"{tid} {comm:16} {fields[0]} utime={fields[11]} stime={fields[12]} "
-                                    f"wchan={wchan} syscall={syscall}")
-                    except (OSError, ValueError, IndexError):
-                        pass
+                tids = sorted(os.listdir(f"/proc/{self.pid}/task"))
             except OSError:
-                rows.append("(process gone)")
+                self.samples.append(f"{time.monotonic():.1f}: (process gone)")
+                return
+            for tid in tids:
+                base = f"/proc/{self.pid}/task/{tid}"
+                try:
+                    stat = open(f"{base}/stat").read()
+                    fields = stat[stat.rindex(")") + 2:].split()
+                    comm = stat[stat.index("(") + 1:stat.rindex(")")]
+                    wchan = open(f"{base}/wchan").read().strip()
+                    syscall = open(f"{base}/syscall").read().split()
+                    rows.append(f"{tid} {comm:16} {fields[0]} utime={fields[11]} stime={fields[12]} "
+                                f"wchan={wchan} syscall={' '.join(syscall[:2])}")
+                except (OSError, ValueError, IndexError):
+                    pass
             self.samples.append(f"{time.monotonic():.1f}: " + " | ".join(rows))
 
     def report(self):
@@ -514,7 +517,8 @@ def case_hotplug(cycles):
     try:
         hotplug_checks(cycles, pid)
     except (Failure, OSError, subprocess.TimeoutExpired) as e:
-        raise Failure(f"{e}\nthe daemon's threads, last samples:\n{sampler.report()}")
+        qlen = open("/proc/sys/net/unix/max_dgram_qlen").read().strip()
+        raise Failure(f"{e}\nnet.unix.max_dgram_qlen={qlen}; the daemon's threads, last samples:\n{sampler.report()}")
     finally:
         sampler.report()
     if not results[-1][1]:
