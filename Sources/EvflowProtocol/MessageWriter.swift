@@ -179,7 +179,7 @@ public struct MessageWriter: Sendable {
         json.beginObject()
         json.key("class"); json.string(request.requestClass)
         switch request.kind {
-        case .devices, .stats, .unwatch, .ping: break
+        case .devices, .stats, .unwatch, .ping, .metrics: break
         case .state(let device): json.key("device"); json.string(device)
         case .watch(let watch): writeWatchMembers(watch)
         }
@@ -198,6 +198,15 @@ public struct MessageWriter: Sendable {
     public mutating func appendPing(now: Int64, tag: RequestTag? = nil) {
         begin("PING")
         json.key("now"); json.int(now)
+        writeTag(tag)
+        endMessage()
+    }
+
+    /// `METRICS` response: the exposition text (Prometheus text format 0.0.4) as one string.
+    public mutating func appendMetrics(_ text: String, tag: RequestTag? = nil) {
+        begin("METRICS")
+        json.key("format"); json.string(MetricsFormat.prometheusText)
+        json.key("text"); json.string(text)
         writeTag(tag)
         endMessage()
     }

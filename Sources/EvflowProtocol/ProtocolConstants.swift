@@ -3,7 +3,7 @@ public enum ProtocolConstants {
     /// Major protocol version: changes when a change could break a client.
     public static let protoMajor = 1
     /// Minor protocol version: changes when members or classes are added.
-    public static let protoMinor = 0
+    public static let protoMinor = 1
     /// Longest request line in bytes, not counting `\n` (or `\r\n`).
     public static let maxRequestLineLength = 4096
     /// A client that has sent no request line this long after connecting is closed (`idle`); default.
@@ -21,4 +21,11 @@ public enum ProtocolConstants {
     public static let maxRateLimit: Double = 100_000
     /// Longest accepted string `id` tag, in UTF-8 bytes.
     public static let maxTagLength = 64
+}
+
+/// The formats a `METRICS` response may carry (its `format` member).
+public enum MetricsFormat {
+    /// Prometheus' text exposition format, version 0.0.4 (what node_exporter's textfile
+    /// collector and every Prometheus scraper read).
+    public static let prometheusText = "prometheus-text-0.0.4"
 }

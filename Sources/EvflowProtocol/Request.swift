@@ -32,6 +32,8 @@ public struct Request: Hashable, Sendable {
         case unwatch
         /// `PING`: liveness check.
         case ping
+        /// `METRICS`: counters and gauges in Prometheus' text exposition format (1.1).
+        case metrics
     }
 
     /// What is asked for.
@@ -54,6 +56,7 @@ public struct Request: Hashable, Sendable {
         case .watch: return "WATCH"
         case .unwatch: return "UNWATCH"
         case .ping: return "PING"
+        case .metrics: return "METRICS"
         }
     }
 }

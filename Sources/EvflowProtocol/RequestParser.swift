@@ -46,7 +46,7 @@ extension Request {
 private let membersByClass: [String: Set<String>] = [
     "DEVICES": [], "STATE": ["device"], "STATS": [],
     "WATCH": ["devices", "types", "codes", "stream", "max_rate"],
-    "UNWATCH": [], "PING": [],
+    "UNWATCH": [], "PING": [], "METRICS": [],
 ]
 
 /// Classes only the server sends.
@@ -98,6 +98,7 @@ private struct RequestParser {
         case "STATS": kind = .stats
         case "WATCH": kind = .watch(try parseWatch())
         case "UNWATCH": kind = .unwatch
+        case "METRICS": kind = .metrics
         default: kind = .ping
         }
         return Request(kind, tag: tag)

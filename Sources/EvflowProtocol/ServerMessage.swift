@@ -27,6 +27,8 @@ public enum ServerMessage: Hashable, Sendable {
     case unwatch(tag: RequestTag?)
     /// `PING` response.
     case ping(now: Int64, tag: RequestTag?)
+    /// `METRICS` response: the exposition text and its format.
+    case metrics(text: String, format: String, tag: RequestTag?)
     /// `ERROR`.
     case error(ErrorReply)
     /// `CLOSE`: the last message before the server closes the connection.
@@ -48,6 +50,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .watch: return "WATCH"
         case .unwatch: return "UNWATCH"
         case .ping: return "PING"
+        case .metrics: return "METRICS"
         case .error: return "ERROR"
         case .close: return "CLOSE"
         case .frame: return "FRAME"
@@ -167,6 +170,8 @@ private struct MessageDecoder {
             return .unwatch(tag: try tag(o))
         case "PING":
             return .ping(now: try o.int("now"), tag: try tag(o))
+        case "METRICS":
+            return .metrics(text: try o.string("text"), format: try o.string("format"), tag: try tag(o))
         case "ERROR":
             return .error(ErrorReply(message: try o.string("message"), requestClass: try o.optionalString("request_class"),
                                      field: try o.optionalString("field"), tag: try tag(o)))

@@ -17,7 +17,7 @@ struct EvflowCtl: ParsableCommand {
         Exit codes: 0 success, 64 usage, 65 evflowd answered with an error, 69 evflowd is \
         not running (or refused the connection), 74 a file could not be read or written.
         """,
-        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Record.self, Analyze.self])
+        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Record.self, Analyze.self])
 }
 
 /// Options every daemon command shares.
@@ -86,6 +86,48 @@ struct Stats: ParsableCommand {
             guard case .stats(let stats, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
             if global.json { printJSON(reply) } else { print(Render.stats(stats), terminator: "") }
         }
+    }
+}
+
+struct Metrics: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print evflowd's metrics in Prometheus' text format.",
+        discussion: """
+        With -o the text replaces FILE atomically (written beside it, then renamed), as         node_exporter's textfile collector needs: a scrape never reads half a file.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .shortAndLong, help: "Write to this file (atomically) instead of standard output.") var output: String?
+
+    func run() throws {
+        try runReporting {
+            let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.metrics))
+            guard case .metrics(let text, let format, _) = reply.message else {
+                throw CtlFailure.protocolError("unexpected reply")
+            }
+            guard format == MetricsFormat.prometheusText else {
+                throw CtlFailure.protocolError("metrics in an unknown format '\(format)'")
+            }
+            if global.json { printJSON(reply); return }
+            guard let output else {
+                print(text, terminator: "")
+                return
+            }
+            try writeAtomically(Array(text.utf8), to: output)
+        }
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    let temporary = path + ".tmp.\(getpid())"
+    guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes),
+                                         attributes: [.posixPermissions: 0o644]) else {
+        throw CtlFailure.io("cannot write \(temporary)")
+    }
+    guard rename(temporary, path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        unlink(temporary)
+        throw CtlFailure.io("cannot rename \(temporary) to \(path): \(reason)")
     }
 }
 

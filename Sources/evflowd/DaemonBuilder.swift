@@ -48,6 +48,8 @@ struct InputSource: Sendable {
     let devices: Observable<DeviceStream>
     /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
+    /// The live source's counters for `METRICS` (nil for a replay).
+    var statistics: (@Sendable () -> SourceStatistics)? = nil
 }
 
 /// Wires the daemon: input source → DeviceHub (filters + StateStore) → StateServer, plus
@@ -96,7 +98,8 @@ struct DaemonBuilder {
         } catch let error as SystemdError {
             throw StartupError.unavailable("socket activation: \(error)")
         }
-        let server = StateServer(configuration: serverConfig, hub: hub, logger: logger)
+        let server = StateServer(configuration: serverConfig, hub: hub, logger: logger,
+                                 sourceStatistics: source.statistics)
         return Daemon(logger: logger, options: options, source: source, hub: hub, server: server,
                       inputScheduler: scheduler)
     }
@@ -133,7 +136,16 @@ struct DaemonBuilder {
                                devices: replay.devices, retain: replay)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
-        return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor)
+        return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor,
+                           statistics: {
+                               let s = monitor.statistics
+                               return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,
+                                                       udevOverflows: s.udevOverflows,
+                                                       removed: ["udev-remove": s.removedOnUdevRemove,
+                                                                 "enodev": s.removedOnENODEV,
+                                                                 "read-error": s.removedOnReadError],
+                                                       droppedStreams: s.droppedStreams)
+                           })
     }
 
     static func uid(_ text: String) throws -> UInt32 {

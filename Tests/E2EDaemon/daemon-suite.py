@@ -723,9 +723,58 @@ def case_idle(seconds=60):
           saw=f"context switches per second: {per_second}")
 
 
+def case_metrics():
+    """evflow-metrics.timer → evflow-metrics.service → `evflowctl metrics -o` writes the textfile
+    collector's file in node_exporter's directory (owned by another user, as Debian's package
+    makes it); prometheus_client's parser reads it; the per-device series are the daemon's."""
+    ensure_active()
+    name = "evflow e2e metrics keyboard"
+    go, typed, done = (os.path.join(WORK, f"metrics.{x}") for x in ("go", "typed", "done"))
+    dev, _ = device("keyboard", name, f"@{go} KEY_M=1 . KEY_M=0 . !{typed} @{done}", extra=["--hold", "0"])
+    did = device_id(name)
+    touch(go)
+    wait_until("the keys typed", lambda: os.path.exists(typed))
+    wait_until("evflowd to count them", lambda: ctl_json("state", did)["counters"]["frames_in"] >= 2)
+    directory = "/var/lib/prometheus/node-exporter"
+    if sh(["id", "prometheus"]).returncode != 0:
+        sh(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "prometheus"], check=True)
+    os.makedirs(directory, exist_ok=True)
+    sh(["chown", "prometheus:prometheus", directory], check=True)
+    os.chmod(directory, 0o755)
+    out = os.path.join(directory, "evflow.prom")
+    if os.path.exists(out):
+        os.unlink(out)
+    sh(["systemctl", "start", "evflow-metrics.timer"], check=True)
+    try:
+        wait_until("the timer's first run to write evflow.prom", lambda: os.path.exists(out), timeout=30)
+        wait_until("evflow-metrics.service to finish",
+                   lambda: show("ActiveState", "Result", unit="evflow-metrics.service")["ActiveState"] == "inactive")
+        result = show("Result", unit="evflow-metrics.service")["Result"]
+    finally:
+        sh(["systemctl", "stop", "evflow-metrics.timer"])
+    text = open(out).read()
+    from prometheus_client.parser import text_string_to_metric_families
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    frames = {s.labels.get("device"): s.value for s in families["evflow_device_frames_in"].samples}
+    state = ctl_json("state", did)["counters"]
+    touch(done)
+    dev.wait(timeout=30)
+    mode = oct(os.stat(out).st_mode & 0o777)
+    leftovers = [f for f in os.listdir(directory) if f != "evflow.prom"]
+    ok = (result == "success" and frames.get(did) == state["frames_in"] >= 2 and mode == "0o644" and not leftovers
+          and families["evflow_devices"].samples[0].value >= 1)
+    check("metrics", ok,
+          f"evflow-metrics.timer ran evflow-metrics.service ({result}): {out} ({mode}, owner's directory "
+          f"prometheus) parses with prometheus_client into {len(families)} families; "
+          f"{name!r} frames_in {frames.get(did)} = `state` {state['frames_in']}",
+          saw=f"families {sorted(families)}\nleftovers {leftovers}\n{text[:2000]}\n"
+              + sh(["journalctl", "--no-pager", "-n", "20", "-u", "evflow-metrics.service"]).stdout)
+
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
-         "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "idle": case_idle}
+         "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
+         "idle": case_idle}
 
 
 def main():

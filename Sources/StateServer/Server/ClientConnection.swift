@@ -207,6 +207,9 @@ final class ClientConnection: @unchecked Sendable {
         case .ping:
             let now = monotonicNow()
             respond { $0.appendPing(now: now, tag: tag) }
+        case .metrics:
+            let text = core.metricsText()
+            respond { $0.appendMetrics(text, tag: tag) }
         case .unwatch:
             endWatch()
             respond { $0.appendUnwatch(tag: tag) }
@@ -314,8 +317,10 @@ final class ClientConnection: @unchecked Sendable {
         let n = spare.count
         let buffer = channel.allocator.buffer(bytes: spare)
         spare.removeAll(keepingCapacity: spare.capacity <= 64 * 1024)
-        channel.writeAndFlush(buffer).whenComplete { [weak self] _ in
-            self?.queued.subtract(n, ordering: .relaxed)
+        channel.writeAndFlush(buffer).whenComplete { [weak self] result in
+            guard let self else { return }
+            self.queued.subtract(n, ordering: .relaxed)
+            if case .success = result { self.core.bytesSent.add(UInt64(n), ordering: .relaxed) }
         }
     }
 }

@@ -32,12 +32,19 @@ final class ServerCore: @unchecked Sendable {
     /// The client count after each accepted connection and each disconnection.
     let clientCountChanges = PublishSubject<Int>()
     let watcherCount = Atomic<Int>(0)
+    /// Bytes the kernel has taken from every client's socket (written per flush, not per frame).
+    let bytesSent = Atomic<UInt64>(0)
+    /// The live source's counters for `METRICS`; nil in replay.
+    let sourceStatistics: (@Sendable () -> SourceStatistics)?
+    private let metrics = MetricsExporter()
 
-    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool) {
+    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
+         sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
         self.configuration = configuration
         self.hub = hub
         self.logger = logger
         self.trustRootAndSelf = trustRootAndSelf
+        self.sourceStatistics = sourceStatistics
     }
 
     func makeNumber() -> UInt64 { nextNumber.add(1, ordering: .relaxed).oldValue }
@@ -176,6 +183,20 @@ final class ServerCore: @unchecked Sendable {
         var d: [String: UInt64] = [:]
         for (kind, counts) in c.filters { d[kind.rawValue] = counts.dropped }
         return d
+    }
+
+    /// `METRICS`: the exposition text (Prometheus text format 0.0.4).
+    func metricsText() -> String {
+        let states = hub.store.states()
+        let (clients, closed) = registry.withLock { r in (r.clients.values.map(\.client), r.closed) }
+        let watching = clients.filter(\.isWatching).count
+        let snapshot = MetricsSnapshot(
+            devices: states.map { ($0.info, $0.counters) },
+            clientsWatching: watching, clientsIdle: clients.count - watching, closed: closed,
+            bytesSent: bytesSent.load(ordering: .relaxed), liveResources: LiveResources.count,
+            uptime: Double(monotonicNow() - startTime) / 1e9, release: configuration.release,
+            source: sourceStatistics?())
+        return metrics.export(snapshot)
     }
 
     /// `STATS`.

@@ -43,15 +43,20 @@ public final class StateServer: Sendable {
     private let listener = PosixLocked<Channel?>(nil)
     private let state = PosixLocked<(started: Bool, stopped: Bool)>((false, false))
 
-    /// A server for `hub`'s devices; nothing happens until `start()`.
-    public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger) {
-        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true)
+    /// A server for `hub`'s devices; nothing happens until `start()`. `sourceStatistics`
+    /// gives the live source's counters to `METRICS` (called per scrape, from the server's thread).
+    public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger,
+                sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
+                          sourceStatistics: sourceStatistics)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
     /// For tests: a server that does not wave root and its own uid through the access lists.
-    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool) {
-        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf)
+    init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
+         sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf,
+                          sourceStatistics: sourceStatistics)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
