@@ -139,6 +139,14 @@ private final class MonitorRun: @unchecked Sendable {
         self.observer = observer
     }
 
+    /// Uevents handled per wake-up. During a hot-plug storm uevents can arrive as fast as they
+    /// are handled (each `add` opens a device; an overflow re-enumerates them all); without a
+    /// bound the handler would never return, and the loop's jobs and timers — the watchdog's
+    /// round trip among them — would wait behind it until systemd killed the daemon (seen in
+    /// the daemon suite's hot-plug case, where the hardened unit cannot enlarge the socket
+    /// buffer past `rmem_max`). What is left wakes the loop again on its next turn.
+    static let ueventsPerWakeUp = 64
+
     /// The udev handles, and the monitor socket's registration on the loop.
     private struct Running {
         let context: UdevContext
@@ -164,7 +172,7 @@ private final class MonitorRun: @unchecked Sendable {
         let counters = self.counters
         let token = monitor.loop.register(fd: udev.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
-            while true {
+            for _ in 0..<Self.ueventsPerWakeUp {
                 switch udev.receive() {
                 case .device(let device):
                     counters.udevMessages.wrappingAdd(1, ordering: .relaxed)
@@ -176,6 +184,8 @@ private final class MonitorRun: @unchecked Sendable {
                     return .drained
                 }
             }
+            // More on the socket: it is level-triggered, so the loop comes back next turn.
+            return .drained
         }
         monitor.udevFD.store(udev.fd, ordering: .relaxed)
         running = Running(context: context, monitor: udev, udevToken: token)

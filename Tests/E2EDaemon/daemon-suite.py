@@ -480,6 +480,7 @@ class ThreadSampler:
         import collections
         import threading
         self.pid, self.samples, self.stop = pid, collections.deque(maxlen=40), threading.Event()
+        self.busy, self.stacks = 0, None
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
@@ -504,10 +505,21 @@ class ThreadSampler:
                 except (OSError, ValueError, IndexError):
                     pass
             self.samples.append(f"{time.monotonic():.1f}: " + " | ".join(rows))
+            busy = any("evflow.input" in r and " R " in r for r in rows)
+            self.busy = self.busy + 1 if busy else 0
+            if self.busy >= 4 and self.stacks is None and os.path.exists("/usr/bin/eu-stack"):
+                # The input thread has been running for 2 s: where? (eu-stack stops the process
+                # for a moment; by then the watchdog is about to fire anyway.)
+                p = subprocess.run(["eu-stack", "-p", str(self.pid), "-n", "40", "-s"],
+                                   capture_output=True, text=True, timeout=120)
+                self.stacks = (p.stdout + p.stderr)[-20000:]
 
     def report(self):
         self.stop.set()
-        return "\n".join(self.samples)
+        text = "\n".join(self.samples)
+        if self.stacks:
+            text += "\n--- the threads' stacks while the input thread was busy (eu-stack):\n" + self.stacks
+        return text
 
 
 def case_hotplug(cycles):
