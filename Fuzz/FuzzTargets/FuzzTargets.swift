@@ -35,6 +35,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case request
     /// `FilterConfig.parse(yaml:)`: a rejected configuration's error names a line or a key.
     case filterConfig = "filter-config"
+    /// `SessionReader.parse`: a parsed session round-trips through `SessionWriter` (parse →
+    /// write → parse gives the same value, writing again the same bytes), and every device's
+    /// part converts to an evemu file that round-trips through `EvemuWriter`.
+    case session
 
     /// The file name errors are expected to carry.
     static let fileName = "fuzz-input"
@@ -52,6 +56,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             try checkRequests(bytes)
         case .filterConfig:
             try checkFilterConfig(bytes)
+        case .session:
+            try checkSession(bytes)
         }
     }
 
@@ -144,6 +150,40 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         return RecordedDevice(info: view, events: events, ledStates: device.ledStates,
                               switchStates: device.switchStates)
+    }
+
+    // MARK: sessions
+
+    private func checkSession(_ bytes: [UInt8]) throws(InvariantFailure) {
+        let session: Session
+        do {
+            session = try SessionReader.parse(bytes, file: Self.fileName)
+        } catch {
+            // As for recordings: the file and a line it has, or line 0 for "no device at all".
+            let lines = bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
+            let aboutTheWholeFile: Bool
+            if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
+            guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
+                throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
+            }
+            return
+        }
+        let written = SessionWriter.write(session)
+        let reread: Session
+        do {
+            reread = try SessionReader.parse(written, file: "rewritten")
+        } catch {
+            throw fail("SessionWriter output does not parse: \(error)\n" + String(decoding: written, as: UTF8.self))
+        }
+        guard reread == session else {
+            throw fail("round trip through SessionWriter changed the session:\n  before \(session)\n  after  \(reread)")
+        }
+        guard SessionWriter.write(reread) == written else { throw fail("writing the re-read session again gives other bytes") }
+        for device in session.devices.indices {
+            guard let part = session.recordedDevice(device) else { throw fail("device \(device) has no part") }
+            if !part.events.isEmpty { try checkEvemuRoundTrip(part, startMicroseconds: session.startMicroseconds) }
+        }
     }
 
     // MARK: requests

@@ -149,6 +149,11 @@ public enum EvemuReader {
                 throw cursor.error(.notAnEvdevRecording(
                     "hid-recorder file (raw HID reports, not evdev events)"))
             }
+            if cursor.line == 1, cursor.startsWith(SessionReader.magicPrefix) {
+                throw cursor.error(.notAnEvdevRecording(
+                    "evflow session file (devices that come and go; docs/formats/session.md): "
+                        + "replay it with evflowd --replay, or take one device out with evflowctl convert"))
+            }
             if cursor.startsWith("E:") { return }   // the events start: description is over
             if cursor.startsWith("R:") || cursor.startsWith("D:") {
                 throw cursor.error(.notAnEvdevRecording(

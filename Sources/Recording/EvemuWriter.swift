@@ -53,7 +53,22 @@ public enum EvemuWriter {
             + "vendor 0x\(String(info.inputID.vendor, radix: 16)) "
             + "product 0x\(String(info.inputID.product, radix: 16)) "
             + "version 0x\(String(info.inputID.version, radix: 16))\n")
-        out.append(text: "N: \(name)\n")
+        appendDescription(device, to: &out)
+        var lastSynMillis: Int64 = 0
+        for event in device.events {
+            appendEvent(event, startMicroseconds: startMicroseconds, to: &out)
+            out.removeLast()   // the newline: a comment follows
+            appendComment(event, startMicroseconds: startMicroseconds, lastSynMillis: &lastSynMillis,
+                          to: &out)
+        }
+        return out
+    }
+
+    /// The description lines of `device`, `N:` to `S:`, as `write` writes them (shared with
+    /// `SessionWriter`, whose device blocks are these lines).
+    static func appendDescription(_ device: RecordedDevice, to out: inout [UInt8]) {
+        let info = device.info
+        out.append(text: "N: \(nameAsWritten(info.name))\n")
         out.append(text: "I: ")
         out.appendHex(info.inputID.bustype, digits: 4)
         out.append(ASCII.space)
@@ -99,14 +114,6 @@ public enum EvemuWriter {
                 out.append(ASCII.newline)
             }
         }
-        var lastSynMillis: Int64 = 0
-        for event in device.events {
-            appendEvent(event, startMicroseconds: startMicroseconds, to: &out)
-            out.removeLast()   // the newline: a comment follows
-            appendComment(event, startMicroseconds: startMicroseconds, lastSynMillis: &lastSynMillis,
-                          to: &out)
-        }
-        return out
     }
 
     /// Writes `device` to `url` (replacing the file).
@@ -121,10 +128,7 @@ public enum EvemuWriter {
         let micros = startMicroseconds
             + (event.time >= 0 ? event.time / 1000 : -((-event.time + 999) / 1000))
         out.append(text: "E: ")
-        if micros < 0 { out.append(ASCII.minus) }
-        out.appendDecimal(Int64(micros.magnitude / 1_000_000), width: 0)
-        out.append(ASCII.dot)
-        out.appendDecimal(Int64(micros.magnitude % 1_000_000), width: 6)
+        appendTime(micros, to: &out)
         out.append(ASCII.space)
         out.appendHex(event.type, digits: 4)
         out.append(ASCII.space)
@@ -132,6 +136,14 @@ public enum EvemuWriter {
         out.append(ASCII.space)
         out.appendDecimal(Int64(event.value), width: 4)   // "-013", "0001": printf's %04d
         out.append(ASCII.newline)
+    }
+
+    /// `sec.usec` with six fraction digits (a minus sign before a negative time).
+    static func appendTime(_ micros: Int64, to out: inout [UInt8]) {
+        if micros < 0 { out.append(ASCII.minus) }
+        out.appendDecimal(Int64(micros.magnitude / 1_000_000), width: 0)
+        out.append(ASCII.dot)
+        out.appendDecimal(Int64(micros.magnitude % 1_000_000), width: 6)
     }
 
     /// evemu-record's comment after an event: names from libevdev (`EventNames`), and for each
@@ -167,12 +179,12 @@ public enum EvemuWriter {
 }
 
 extension [UInt8] {
-    fileprivate mutating func append(text: String) {
+    mutating func append(text: String) {
         append(contentsOf: text.utf8)
     }
 
     /// Lower-case hex, at least `digits` wide (4 when the value needs it).
-    fileprivate mutating func appendHex(_ value: UInt16, digits: Int) {
+    mutating func appendHex(_ value: UInt16, digits: Int) {
         var shift = (Swift.max(digits, value > 0xFF ? 4 : 2) - 1) * 4
         while shift >= 0 {
             let nibble = UInt8((value >> UInt16(shift)) & 0xF)
@@ -182,7 +194,7 @@ extension [UInt8] {
     }
 
     /// Decimal, zero-padded to `width` characters including a minus sign (printf's `%0*d`).
-    fileprivate mutating func appendDecimal(_ value: Int64, width: Int) {
+    mutating func appendDecimal(_ value: Int64, width: Int) {
         var magnitude = value.magnitude
         var digits = 0
         var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits

@@ -52,6 +52,9 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
         case badStructure(String)
         /// An absolute axis no device can have (`AbsInfo.problem`).
         case impossibleAxis(code: UInt16, problem: String)
+        /// A session file (docs/formats/session.md) whose devices or timeline do not hold
+        /// together: an unknown handle, an `add:` of a present device, a bad first line, ...
+        case badSession(String)
 
         /// A one-line explanation.
         public var description: String {
@@ -72,6 +75,7 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
             case .badStructure(let why): return "not a libinput recording: \(why)"
             case .impossibleAxis(let code, let problem):
                 return "impossible axis \(EventNames.codeText(type: EventType.abs, code: code)): \(problem)"
+            case .badSession(let why): return "bad session: \(why)"
             }
         }
 

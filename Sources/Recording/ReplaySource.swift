@@ -14,19 +14,31 @@ import Synchronization
 /// input in milliseconds, byte-identical every run); on a dispatch scheduler it paces in real
 /// time (`speed` 1), faster (`speed` > 1) or as fast as possible (`speed` = .infinity).
 ///
-/// All devices are added at the start (like devices present when the daemon starts); a
-/// device is removed right after its last frame (or, with `removeAtEnd: false`, stays until
-/// the replay is stopped). Events after a recording's last
+/// All devices of plain recordings are added at the start (like devices present when the
+/// daemon starts); such a device is removed right after its last frame (or, with
+/// `removeAtEnd: false`, stays until the replay is stopped). Events after a recording's last
 /// `SYN_REPORT` are not a complete frame and are not delivered (`droppedIncompleteEvents`).
-/// Several recordings play together on one time base; a device that appears twice gets a
-/// `#2`, `#3`... suffix on its id. One reusable timer slot drives the whole replay.
+///
+/// Sessions (docs/formats/session.md) bring their own hot-plug: each `add:` announces a new
+/// `DeviceStream` (one per appearance, with the device's id), and its `remove:` completes its
+/// frames at its recorded time, whatever `removeAtEnd` says; a session's entries of one time
+/// keep their file order. A session device still present at the end of its file is removed at
+/// the file's last time as a plain recording's device is (`removeAtEnd`, `loop`). Events of an
+/// appearance after its last `SYN_REPORT` are dropped (counted as above).
+///
+/// Several recordings and sessions play together on one time base; a device whose id another
+/// device already has gets a `#2`, `#3`... suffix on its id. One reusable timer slot drives
+/// the whole replay.
 public final class ReplaySource: @unchecked Sendable {
     /// Counts this object in `LiveResources` until it is destroyed.
     private let live = LiveResources.Token()
     enum StepKind {
         case add
         case frame(Int)
+        /// The end of a plain recording (or of a session file): removes when `loop || removeAtEnd`.
         case remove
+        /// A session's `remove:`: always removes.
+        case unplug
     }
 
     struct Step {
@@ -35,7 +47,7 @@ public final class ReplaySource: @unchecked Sendable {
         let kind: StepKind
     }
 
-    /// The devices as they will be announced.
+    /// The devices as they will be announced (a session device once, however often it comes).
     public let infos: [DeviceInfo]
     /// Events dropped because they followed the last `SYN_REPORT` of their recording.
     public let droppedIncompleteEvents: Int
@@ -63,7 +75,7 @@ public final class ReplaySource: @unchecked Sendable {
     private var generation: UInt64 = 0
     private var present: [Bool]
 
-    /// Prepares a replay of `recordings` on `scheduler`.
+    /// Prepares a replay of `recordings` and `sessions` on `scheduler`.
     ///
     /// - Parameters:
     ///   - speed: 1 = recorded pace, 2 = twice as fast, `.infinity` = no waiting.
@@ -72,7 +84,9 @@ public final class ReplaySource: @unchecked Sendable {
     ///     default, as tests want it); when false the devices stay present — last state
     ///     queryable, values held for a window's end still delivered — until the replay is
     ///     stopped (its `devices` subscription disposed), which completes their frames.
-    public init(recordings: [Recording], scheduler: SchedulerType, speed: Double = 1, loop: Bool = false,
+    ///     A session's `remove:` lines remove their device either way.
+    public init(recordings: [Recording] = [], sessions: [Session] = [], scheduler: SchedulerType,
+                speed: Double = 1, loop: Bool = false,
                 loopGap: RxTimeInterval = .seconds(1), removeAtEnd: Bool = true) {
         precondition(speed > 0, "replay speed must be positive")
         self.scheduler = scheduler
@@ -84,34 +98,74 @@ public final class ReplaySource: @unchecked Sendable {
         var framesPerDevice: [[InputFrame]] = []
         var dropped = 0
         var seen: [DeviceID: Int] = [:]
+        func announce(_ info: DeviceInfo) {
+            var info = info
+            let n = (seen[info.id] ?? 0) + 1
+            seen[info.id] = n
+            if n > 1 { info.id = DeviceID(rawValue: info.id.rawValue + "#\(n)") }
+            infos.append(info)
+        }
         for recording in recordings {
             for device in recording.devices {
-                var info = device.info
-                let n = (seen[info.id] ?? 0) + 1
-                seen[info.id] = n
-                if n > 1 { info.id = DeviceID(rawValue: info.id.rawValue + "#\(n)") }
-                infos.append(info)
+                announce(device.info)
                 let framed = device.frames()
                 dropped += framed.incompleteFrame.count
                 framesPerDevice.append(framed.frames)
             }
         }
-        var steps: [Step] = []
+        // Sort key: time, then rank (a plain recording's adds first and removals last at
+        // their time), then the order steps were made in.
+        var keyed: [(step: Step, rank: Int)] = []
         for (d, list) in framesPerDevice.enumerated() {
-            steps.append(Step(time: 0, device: d, kind: .add))
-            for (i, frame) in list.enumerated() { steps.append(Step(time: frame.time, device: d, kind: .frame(i))) }
-            steps.append(Step(time: list.last?.time ?? 0, device: d, kind: .remove))
+            keyed.append((Step(time: 0, device: d, kind: .add), 0))
+            for (i, frame) in list.enumerated() { keyed.append((Step(time: frame.time, device: d, kind: .frame(i)), 1)) }
+            keyed.append((Step(time: list.last?.time ?? 0, device: d, kind: .remove), 2))
+        }
+        for session in sessions {
+            let first = infos.count
+            for device in session.devices {
+                announce(device.info)
+                framesPerDevice.append([])
+            }
+            // The timeline's own order; frames end at their SYN_REPORT.
+            var pending = [[InputEvent]](repeating: [], count: session.devices.count)
+            var present = [Bool](repeating: false, count: session.devices.count)
+            for entry in session.timeline {
+                let d = first + entry.device
+                switch entry.action {
+                case .add:
+                    present[entry.device] = true
+                    pending[entry.device] = []
+                    keyed.append((Step(time: entry.time, device: d, kind: .add), 1))
+                case .event(let type, let code, let value):
+                    let event = InputEvent(time: entry.time, type: type, code: code, value: value)
+                    guard event.isSynReport else {
+                        pending[entry.device].append(event)
+                        continue
+                    }
+                    framesPerDevice[d].append(InputFrame(time: entry.time, events: pending[entry.device]))
+                    pending[entry.device] = []
+                    keyed.append((Step(time: entry.time, device: d, kind: .frame(framesPerDevice[d].count - 1)), 1))
+                case .remove:
+                    present[entry.device] = false
+                    dropped += pending[entry.device].count
+                    pending[entry.device] = []
+                    keyed.append((Step(time: entry.time, device: d, kind: .unplug), 1))
+                }
+            }
+            let end = session.timeline.last?.time ?? 0
+            for device in session.devices.indices where present[device] {
+                dropped += pending[device].count
+                keyed.append((Step(time: end, device: first + device, kind: .remove), 1))
+            }
         }
         // Stable: adds first, then frames in time order (ties: device order), removal after a
-        // device's last frame.
-        self.steps = steps.enumerated().sorted { a, b in
-            if a.element.time != b.element.time { return a.element.time < b.element.time }
-            func rank(_ k: StepKind) -> Int {
-                switch k { case .add: return 0; case .frame: return 1; case .remove: return 2 }
-            }
-            let ra = rank(a.element.kind), rb = rank(b.element.kind)
+        // device's last frame; a session's steps of one time in their file order.
+        self.steps = keyed.enumerated().sorted { a, b in
+            if a.element.step.time != b.element.step.time { return a.element.step.time < b.element.step.time }
+            let ra = a.element.rank, rb = b.element.rank
             return ra != rb ? ra < rb : a.offset < b.offset
-        }.map(\.element)
+        }.map(\.element.step)
         self.infos = infos
         frames = framesPerDevice
         droppedIncompleteEvents = dropped
@@ -119,8 +173,8 @@ public final class ReplaySource: @unchecked Sendable {
         present = infos.map { _ in false }
     }
 
-    /// One stream per device (per pass, when looping), in the recordings' order; its frames
-    /// complete when the replay removes the device. `frames` may be subscribed any number of
+    /// One stream per device and appearance (per pass, when looping), in the replay's order;
+    /// its frames complete when the replay removes the device. `frames` may be subscribed any number of
     /// times, from the handler that receives the stream (it is hot: frames delivered before a
     /// subscription are not repeated). The first subscription starts the replay (on the
     /// scheduler); disposing it stops the replay and completes the devices still present.
@@ -204,6 +258,10 @@ public final class ReplaySource: @unchecked Sendable {
                 subjects[step.device].onNext(frame)
             case .remove:
                 guard present[step.device], loop || removeAtEnd else { continue }
+                present[step.device] = false
+                subjects[step.device].onCompleted()
+            case .unplug:
+                guard present[step.device] else { continue }
                 present[step.device] = false
                 subjects[step.device].onCompleted()
             }

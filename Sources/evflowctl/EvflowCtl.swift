@@ -17,7 +17,8 @@ struct EvflowCtl: ParsableCommand {
         Exit codes: 0 success, 64 usage, 65 evflowd answered with an error, 69 evflowd is \
         not running (or refused the connection), 74 a file could not be read or written.
         """,
-        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Record.self, Analyze.self])
+        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Record.self, Convert.self,
+                      Analyze.self])
 }
 
 /// Options every daemon command shares.
@@ -193,13 +194,31 @@ struct Watch: ParsableCommand {
 
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Record a device's raw events as an evemu file (Ctrl-C stops).")
+        abstract: "Record a device's raw events as an evemu file, or with --all every device, hot-plug included, as a session (Ctrl-C stops).",
+        discussion: """
+        With --all the file is a session (docs/formats/session.md): every device present and \
+        every device added or removed while recording, with their descriptions, on one \
+        timeline. evflowd --replay plays it; evflowctl convert takes one device out as evemu.
+        """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Device id or exact name.") var device: String
+    @Argument(help: "Device id or exact name (not with --all).") var device: String?
+    @Flag(name: .long, help: "Record every device, and devices added and removed while recording, into one session file.")
+    var all = false
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String?
-    @Option(name: .long, help: "Stop after this many frames.") var count: Int?
+    @Option(name: .long, help: "Stop after this many frames (of all devices, with --all).") var count: Int?
+    @Option(name: .long, help: "Stop after this many seconds.") var duration: Double?
+
+    func validate() throws {
+        if all && device != nil { throw ValidationError("give a DEVICE or --all, not both") }
+        if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+    }
 
     func run() throws {
+        if all { return try recordAll() }
+        let device = self.device ?? ""
+        let started = SessionCapture.monotonicNow()
+        let timeUp = { duration.map { SessionCapture.monotonicNow() - started >= Int64($0 * 1e9) } ?? false }
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
             let state = try client.request(Request(.state(device: device)))
@@ -211,7 +230,7 @@ struct Record: ParsableCommand {
             installStopHandlers()
             var events: [InputEvent] = []
             var frames = 0
-            loop: while stopRequested == 0, count.map({ frames < $0 }) ?? true {
+            loop: while stopRequested == 0, count.map({ frames < $0 }) ?? true, !timeUp() {
                 let m: ServerMessage
                 switch try client.readMessage(timeoutMillis: 200) {
                 case .end: break loop

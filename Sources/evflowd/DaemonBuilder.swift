@@ -116,18 +116,28 @@ struct DaemonBuilder {
                     }
                 }
             }
+            var sessions: [Session] = []
             for path in options.replay {
+                let url = URL(fileURLWithPath: path)
                 do {
-                    recordings.append(try Recording.read(contentsOf: URL(fileURLWithPath: path),
+                    // A session (docs/formats/session.md) is told by its first line.
+                    if SessionReader.isSessionFile(url) {
+                        if options.descriptionPath != nil {
+                            throw StartupError.usage("--desc is for evemu and evtest events; \(path) is a session, which holds its own descriptions")
+                        }
+                        sessions.append(try SessionReader.read(contentsOf: url))
+                        continue
+                    }
+                    recordings.append(try Recording.read(contentsOf: url,
                                                          description: options.descriptionPath.map { URL(fileURLWithPath: $0) }))
-                } catch {
+                } catch let error as RecordingError {
                     if case .unreadable = error.reason { throw StartupError.io("\(error)") }
                     throw StartupError.data("\(error)")
                 }
             }
             let speed = options.speed == 0 ? Double.infinity : options.speed
-            let replay = ReplaySource(recordings: recordings, scheduler: scheduler, speed: speed, loop: options.loop,
-                                      removeAtEnd: options.removeAtEnd)
+            let replay = ReplaySource(recordings: recordings, sessions: sessions, scheduler: scheduler, speed: speed,
+                                      loop: options.loop, removeAtEnd: options.removeAtEnd)
             if replay.droppedIncompleteEvents > 0 {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }

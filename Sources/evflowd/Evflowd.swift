@@ -19,8 +19,10 @@ struct Evflowd: ParsableCommand {
         abstract: "Input-device event daemon: noise filtering, device state, Unix-socket publishing.",
         discussion: """
             Live mode (default) reads every input device through udev and libevdev.
-            --replay FILE... plays recordings (evemu or libinput record) instead; --demo plays the
-            recordings built into the binary, in a loop, for machines without input devices.
+            --replay FILE... plays recordings (evemu, evtest or libinput record) instead, or
+            sessions (evflowctl record --all), whose devices come and go at their recorded
+            times; --demo plays the recordings built into the binary, in a loop, for machines
+            without input devices.
             SIGHUP reloads --config without losing device state; SIGTERM shuts down cleanly.
             """,
         version: release)

@@ -36,12 +36,14 @@ struct FuzzRegressionTests {
     /// malformed file passes its reader's invariant.
     @Test func shippedRecordingsPassTheirInvariants() throws {
         var checked = 0
-        for file in Self.files(under: "recordings") + Self.files(under: "handmade") + Self.files(under: "malformed") {
+        for file in Self.files(under: "recordings") + Self.files(under: "handmade") + Self.files(under: "malformed")
+            + Self.files(under: "sessions") {
             let target: FuzzTarget
             switch file.pathExtension {
             case "evemu", "events", "desc": target = .evemu
             case "evtest": target = .evtest
             case "yml", "yaml": target = .libinputRecord
+            case "session": target = .session
             default: continue
             }
             let bytes = try contents(of: file)

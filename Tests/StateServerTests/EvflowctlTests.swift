@@ -325,3 +325,115 @@ struct EvflowctlTests {
         #expect(r.stderr.contains("bad-hex.evemu"))
     }
 }
+
+/// `evflowctl record --all` and `convert`: sessions (docs/formats/session.md).
+@Suite(.serialized, .ownLiveResources)
+struct EvflowctlSessionTests {
+    /// A frame of one event of `type`/`code` now (`CLOCK_MONOTONIC`, evflowd's event clock).
+    static func frameNow(_ type: UInt16, _ code: UInt16, _ value: Int32) -> InputFrame {
+        let t = monotonicNow()
+        return InputFrame(time: t, events: [InputEvent(time: t, type: type, code: code, value: value)])
+    }
+
+    @Test func recordAllWritesASessionOfDevicesComingAndGoing() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let kb = testKeyboard()
+            let mouse = testMouse()
+            devices.add(kb)
+            let (server, path) = try await startServer(hub: devices.hub)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-all-\(getpid()).session")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let ctl = try Ctl(["record", "--all", "--socket", path, "-o", file.path, "--count", "4"])
+            #expect(await eventually { watchers(path) == 1 })
+            devices.send(kb.id, Self.frameNow(EventType.key, 30, 1))
+            devices.send(kb.id, Self.frameNow(EventType.key, 30, 0))
+            devices.add(mouse)   // plugged in while recording
+            devices.send(mouse.id, Self.frameNow(EventType.rel, 0, 5))
+            devices.remove(kb)   // pulled out while recording
+            devices.send(mouse.id, Self.frameNow(EventType.rel, 1, -2))
+            let r = ctl.finish()
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("4 frame(s) of 2 device(s), 2 appearance(s) written to"))
+            let session = try SessionReader.read(contentsOf: file)
+            #expect(session.devices.map(\.handle) == ["d1", "d2"])
+            #expect(session.devices.map(\.info.id) == [kb.id, mouse.id])
+            // The full descriptions, from STATE (the DEVICE notice has no capabilities).
+            #expect(session.devices.map(\.info.name) == [kb.name, mouse.name])
+            #expect(session.devices[0].info.capabilities[EventType.key] == kb.capabilities[EventType.key])
+            #expect(session.devices[1].info.capabilities[EventType.rel] == mouse.capabilities[EventType.rel])
+            #expect(session.devices[1].info.inputID == mouse.inputID)
+            func line(_ e: SessionEntry) -> String {
+                switch e.action {
+                case .add: return "add \(session.devices[e.device].handle)"
+                case .remove: return "remove \(session.devices[e.device].handle)"
+                case .event(let type, let code, let value): return "\(session.devices[e.device].handle) \(type) \(code) \(value)"
+                }
+            }
+            #expect(session.timeline.map(line) == [
+                "add d1", "d1 1 30 1", "d1 0 0 0", "d1 1 30 0", "d1 0 0 0",
+                "add d2", "d2 2 0 5", "d2 0 0 0", "remove d1", "d2 2 1 -2", "d2 0 0 0",
+            ])
+            #expect(session.timeline.first?.time == 0)
+            #expect(zip(session.timeline, session.timeline.dropFirst()).allSatisfy { $0.time <= $1.time })
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func recordNeedsADeviceOrAll() throws {
+        let neither = try run(["record", "--socket", temporarySocketPath()])
+        #expect(neither.status == 64)
+        #expect(neither.stderr.contains("give the DEVICE to record, or --all for every device"))
+        let both = try run(["record", "kbd", "--all", "--socket", temporarySocketPath()])
+        #expect(both.status == 64)
+        #expect(both.stderr.contains("give a DEVICE or --all, not both"))
+        let noDaemon = try run(["record", "--all", "--socket", temporarySocketPath()])
+        #expect(noDaemon.status == 69)
+    }
+
+    static let fixture = ServerFixtures.root.appendingPathComponent("sessions/two-identical-keyboards.session")
+
+    @Test func convertWritesOneDevicesPartAsEvemu() throws {
+        let session = try SessionReader.read(contentsOf: Self.fixture)
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("convert-\(getpid()).evemu")
+        defer { try? FileManager.default.removeItem(at: out) }
+        for (selector, index) in [("cover-2", 1), (session.devices[0].info.id.rawValue, 0)] {
+            let r = try run(["convert", Self.fixture.path, "--device", selector, "-o", out.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            let evemu = try Recording.read(contentsOf: out)
+            let expected = try #require(session.recordedDevice(index))
+            // Everything but the id: an evemu file has none (its reader derives one from name and ids).
+            var described = expected.info
+            described.id = evemu.devices[0].info.id
+            #expect(evemu.devices[0].info == described)
+            #expect(evemu.devices[0].events.map { $0.time + evemu.startMicroseconds * 1000 }
+                        == expected.events.map { $0.time + session.startMicroseconds * 1000 })
+            #expect(evemu.devices[0].events.map(\.value) == expected.events.map(\.value))
+        }
+        // To standard output, one appearance.
+        let first = try run(["convert", Self.fixture.path, "--device", "cover-1", "--appearance", "1"])
+        #expect(first.status == 0)
+        #expect(first.stdout.hasPrefix("# EVEMU 1.3\n"))
+        #expect(first.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") }.count
+                    == session.appearances(of: 0)[0].events.count)
+    }
+
+    @Test func convertNamesWhatIsWrong() throws {
+        let shared = try run(["convert", Self.fixture.path, "--device", "Microsoft Surface Type Cover"])
+        #expect(shared.status == 64)
+        #expect(shared.stderr.contains("is the name of 2 devices: cover-1 ("))
+        let unknown = try run(["convert", Self.fixture.path, "--device", "nothing"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no device 'nothing' in"))
+        let appearance = try run(["convert", Self.fixture.path, "--device", "cover-1", "--appearance", "2"])
+        #expect(appearance.status == 64)
+        #expect(appearance.stderr.contains("cover-1 has 1 appearance(s), not 2"))
+        let missing = try run(["convert", "/nonexistent/x.session", "--device", "d1"])
+        #expect(missing.status == 74)
+        let notASession = try run(["convert", ServerFixtures.root.appendingPathComponent(
+            "recordings/evemu-devices/mice/Ultrathin Touch Mouse.events").path, "--device", "d1"])
+        #expect(notASession.status == 65)
+        #expect(notASession.stderr.contains(":1: bad session: the first line must be '# EVFLOW SESSION 1'"))
+    }
+}

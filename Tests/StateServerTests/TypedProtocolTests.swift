@@ -166,6 +166,7 @@ private func documentedServerClasses() throws -> Set<String> {
         w.appendWatch(WatchRequest(), matched: [])
         w.appendUnwatch()
         w.appendPing(now: 0)
+        w.appendMetrics("")
         w.appendError(ProtocolError(.notJSON))
         w.appendClose(reason: .idle, message: "")
         w.appendFrame(device: info.id, stream: .raw, frame: InputFrame(time: 0, events: [InputEvent(time: 0, type: 1, code: 30, value: 1)]))

@@ -1,0 +1,76 @@
+import Foundation
+import InputModel
+import Reactive
+import ReactiveTesting
+import Testing
+@testable import Recording
+
+/// `ReplaySource` playing sessions: one stream per appearance, added and removed at the
+/// recorded times (docs/formats/session.md, "Replay").
+@Suite("ReplaySource sessions", .ownLiveResources)
+struct ReplaySessionTests {
+    static let ms: Int64 = 1_000_000
+
+    /// Device `a` plugged in at 0, one key frame at 10 ms, pulled out at 20 ms in the middle of
+    /// a frame, plugged in again at 20 ms (same instant, after the removal), a frame at 30 ms,
+    /// still present at the end (40 ms, a frame of `b`); `b` present from 5 ms.
+    static func session() -> Session {
+        let info = DeviceInfo(name: "Key", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                              capabilities: [EventType.key: [30]])
+        var other = info
+        other.id = DeviceID(rawValue: info.id.rawValue + "-b")
+        func key(_ t: Int64, _ value: Int32) -> [InputEvent] {
+            [InputEvent(time: t * ms, type: EventType.key, code: 30, value: value),
+             InputEvent(time: t * ms, type: EventType.syn, code: SynCode.report, value: 0)]
+        }
+        return Session(devices: [SessionDevice(handle: "a", info: info), SessionDevice(handle: "b", info: other)],
+                       appearances: [
+                           SessionAppearance(device: 0, added: 0, removed: 20 * ms,
+                                             events: key(10, 1) + [InputEvent(time: 15 * ms, type: EventType.key, code: 30, value: 0)]),
+                           SessionAppearance(device: 1, added: 5 * ms, removed: nil, events: key(40, 1)),
+                           SessionAppearance(device: 0, added: 20 * ms, removed: nil, events: key(30, 0)),
+                       ])
+    }
+
+    /// What a subscriber saw: `<ms> +<id suffix>` per stream, `<ms> <id> <value>` per frame,
+    /// `<ms> -<id>` per completion.
+    static func play(removeAtEnd: Bool, stopAt: Int64? = nil, loop: Bool = false,
+                     until: Int64 = 1_000) -> (log: [String], dropped: Int) {
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(sessions: [session()], scheduler: scheduler, loop: loop,
+                                  loopGap: .milliseconds(100), removeAtEnd: removeAtEnd)
+        var log: [String] = []
+        let name = { (id: DeviceID) in id.rawValue.hasSuffix("-b") ? "b" : "a" }
+        let subscription = replay.devices.subscribe(onNext: { stream in
+            let id = name(stream.info.id)
+            log.append("\(scheduler.now / ms) +\(id)")
+            _ = stream.frames.subscribe(onNext: { frame in
+                log.append("\(scheduler.now / ms) \(id) \(frame.events.map(\.value))")
+            }, onCompleted: { log.append("\(scheduler.now / ms) -\(id)") })
+        })
+        scheduler.advance(to: (stopAt ?? until) * ms)
+        subscription.dispose()
+        scheduler.run(until: until * ms)
+        return (log, replay.droppedIncompleteEvents)
+    }
+
+    @Test func devicesComeAndGoAtTheirRecordedTimes() {
+        let (log, dropped) = Self.play(removeAtEnd: true)
+        #expect(log == ["0 +a", "5 +b", "10 a [1]", "20 -a", "20 +a", "30 a [0]", "40 b [1]", "40 -a", "40 -b"])
+        #expect(dropped == 1, "the release at 15 ms was cut off by the removal")
+    }
+
+    @Test func devicesPresentAtTheEndStayUntilTheReplayStopsWithoutRemoveAtEnd() {
+        let (log, _) = Self.play(removeAtEnd: false, stopAt: 500)
+        // The recorded removal at 20 ms happens anyway; the devices present at the end stay.
+        #expect(log == ["0 +a", "5 +b", "10 a [1]", "20 -a", "20 +a", "30 a [0]", "40 b [1]", "500 -a", "500 -b"])
+    }
+
+    @Test func aLoopingReplayAddsTheDevicesAgain() {
+        let (log, _) = Self.play(removeAtEnd: false, stopAt: 150, loop: true)
+        // 40 ms of session, then 100 ms gap: the second pass starts at 140 ms; stopping the
+        // replay at 150 ms completes the devices present then.
+        #expect(log == ["0 +a", "5 +b", "10 a [1]", "20 -a", "20 +a", "30 a [0]", "40 b [1]", "40 -a", "40 -b",
+                        "140 +a", "145 +b", "150 a [1]", "150 -a", "150 -b"])
+    }
+}
