@@ -49,7 +49,8 @@ public final class ReplaySource: @unchecked Sendable {
 
     /// The devices as they will be announced (a session device once, however often it comes).
     public let infos: [DeviceInfo]
-    /// Events dropped because they followed the last `SYN_REPORT` of their recording.
+    /// Events dropped because they followed the last `SYN_REPORT` of their recording (or of
+    /// their appearance, in a session).
     public let droppedIncompleteEvents: Int
 
     private let frames: [[InputFrame]]

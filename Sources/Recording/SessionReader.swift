@@ -172,6 +172,14 @@ public enum SessionReader {
             try builder.requireComplete(file: file, line: line)
             let described = builder.build(events: [])
             var info = described.info
+            // The name as an N: line holds it: a `\r` inside it (a blank in this format) is
+            // read as the space SessionWriter writes for it, so what is read writes back the
+            // same (found by fuzzing: `found-name-carriage-return.session`).
+            let name = EvemuWriter.nameAsWritten(info.name)
+            if name != info.name {
+                info.name = name
+                info.id = DeviceID(name: name, inputID: info.inputID, phys: nil, uniq: nil)
+            }
             if let explicitID {
                 info.id = explicitID
             } else {

@@ -115,6 +115,19 @@ struct SessionTests {
         #expect(session.appearances().map(\.removed) == [1_000_000_000, nil, nil])
     }
 
+    /// Found by fuzzing (`fuzz-regressions/session/found-name-carriage-return.session`): a
+    /// `\r` inside a name was kept by the reader and written as a space, so the second read
+    /// differed from the first. It is read as a space, and the id derives from that name.
+    @Test func aCarriageReturnInsideANameIsReadAsTheSpaceItIsWrittenAs() throws {
+        let text = "# EVFLOW SESSION 1\nD: k\nN: Key\rBoard\u{0}\nI: 0003 0001 0002 0001\nadd: 0.000000 k\n"
+        let session = try SessionReader.parse(Array(text.utf8), file: "cr")
+        #expect(session.devices[0].info.name == "Key Board\u{0}")
+        #expect(session.devices[0].info.id == DeviceID(name: "Key Board\u{0}", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                                                      phys: nil, uniq: nil))
+        let again = try SessionReader.parse(SessionWriter.write(session), file: "again")
+        #expect(again == session)
+    }
+
     /// One broken session per rule, each pinned to its line and reason.
     static let header = "# EVFLOW SESSION 1\nD: k\nN: Key\nI: 0003 0001 0002 0001\n"
     static let malformed: [(text: String, line: Int, reason: RecordingError.Reason)] = [
