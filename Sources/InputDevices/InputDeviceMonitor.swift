@@ -139,13 +139,18 @@ private final class MonitorRun: @unchecked Sendable {
         self.observer = observer
     }
 
-    /// Uevents handled per wake-up. During a hot-plug storm uevents can arrive as fast as they
-    /// are handled (each `add` opens a device; an overflow re-enumerates them all); without a
-    /// bound the handler would never return, and the loop's jobs and timers — the watchdog's
-    /// round trip among them — would wait behind it until systemd killed the daemon (seen in
-    /// the daemon suite's hot-plug case, where the hardened unit cannot enlarge the socket
-    /// buffer past `rmem_max`). What is left wakes the loop again on its next turn.
+    /// The bounds on one wake-up's uevents: at most this many, and no new one once this much
+    /// time has passed. An `add` is slow work for a loop turn (libudev's sysfs reads for the
+    /// device and its parent, the evdev open, which waits for an RCU grace period in the
+    /// kernel: tens to hundreds of milliseconds each in the emulated guest), and a hot-plug
+    /// storm queues them faster than that. Without a bound the handler held the loop for 10 s
+    /// and more, its jobs and timers — the watchdog's round trip among them — waited behind
+    /// it, and systemd killed the daemon (the daemon suite's hot-plug case; the core dump
+    /// showed the input thread in `consider` → `udev_device_get_parent_with_subsystem_devtype`).
+    /// The socket is level-triggered: what is left wakes the loop again on its next turn,
+    /// after the jobs and timers due.
     static let ueventsPerWakeUp = 64
+    static let udevTimePerWakeUp: Int64 = 20_000_000
 
     /// The udev handles, and the monitor socket's registration on the loop.
     private struct Running {
@@ -172,7 +177,8 @@ private final class MonitorRun: @unchecked Sendable {
         let counters = self.counters
         let token = monitor.loop.register(fd: udev.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
-            for _ in 0..<Self.ueventsPerWakeUp {
+            let deadline = monotonicNow() + Self.udevTimePerWakeUp
+            for _ in 0..<Self.ueventsPerWakeUp where monotonicNow() < deadline {
                 switch udev.receive() {
                 case .device(let device):
                     counters.udevMessages.wrappingAdd(1, ordering: .relaxed)

@@ -480,7 +480,7 @@ class ThreadSampler:
         import collections
         import threading
         self.pid, self.samples, self.stop = pid, collections.deque(maxlen=40), threading.Event()
-        self.busy, self.stacks = 0, None
+        self.busy, self.stacks, self.burst = 0, None, None
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
@@ -507,16 +507,61 @@ class ThreadSampler:
             self.samples.append(f"{time.monotonic():.1f}: " + " | ".join(rows))
             busy = any("evflow.input" in r and " R " in r for r in rows)
             self.busy = self.busy + 1 if busy else 0
-            if self.busy >= 4 and self.stacks is None and os.path.exists("/usr/bin/eu-stack"):
-                # The input thread has been running for 2 s: where? (eu-stack stops the process
-                # for a moment; by then the watchdog is about to fire anyway.)
-                p = subprocess.run(["eu-stack", "-p", str(self.pid), "-n", "40", "-s"],
-                                   capture_output=True, text=True, timeout=120)
-                self.stacks = (p.stdout + p.stderr)[-20000:]
+            if self.busy >= 2 and self.burst is None:
+                self.burst = self.syscall_burst(tids)
+            if self.busy >= 14 and self.stacks is None and os.path.exists("/usr/bin/eu-stack"):
+                self.stacks = self.core_stacks()
+
+    def core_stacks(self):
+        """The input thread has been running for 7 s: where? A core dump of the daemon (the
+        watchdog, 10 s, is about to kill it anyway), written by a core_pattern pipe as root,
+        read with eu-stack: every thread's stack, symbolised from /usr/bin/evflowd."""
+        core = os.path.join(WORK, f"core.{self.pid}")
+        helper = os.path.join(WORK, "write-core")
+        with open(helper, "w") as f:
+            f.write(f"#!/bin/sh\ncat > {core}.part && mv {core}.part {core}\n")
+        os.chmod(helper, 0o755)
+        with open("/proc/sys/kernel/core_pattern", "w") as f:
+            f.write(f"|{helper}")
+        sh(["prlimit", f"--pid={self.pid}", "--core=unlimited"])
+        os.kill(self.pid, signal.SIGABRT)
+        for _ in range(300):
+            time.sleep(0.1)
+            if os.path.exists(core):
+                break
+        time.sleep(1)
+        p = subprocess.run(["eu-stack", f"--core={core}", "--executable=/usr/bin/evflowd", "-n", "40", "-s"],
+                           capture_output=True, text=True, timeout=300)
+        limits = sh(["prlimit", f"--pid={self.pid}"]).stdout
+        return (p.stdout + p.stderr)[-30000:] + ("" if os.path.exists(core) else "\nno core; limits:\n" + limits)
+
+    def syscall_burst(self, tids):
+        """What the input thread is doing while busy: its current system call (or user mode)
+        sampled every 5 ms for a second, as counts, plus its kernel stacks' top functions."""
+        import collections
+        tid = next((t for t in tids if "evflow.input" in open(f"/proc/{self.pid}/task/{t}/comm").read()), None)
+        if tid is None:
+            return "no input thread"
+        calls, tops = collections.Counter(), collections.Counter()
+        fds = []
+        for i in range(200):
+            try:
+                calls[open(f"/proc/{self.pid}/task/{tid}/syscall").read().split()[0]] += 1
+                stack = open(f"/proc/{self.pid}/task/{tid}/stack").read().split("\n")
+                tops[" < ".join(l.split()[-1].split("+")[0] for l in stack[:4] if l)] += 1
+                if i % 20 == 0:
+                    fds.append(len(os.listdir(f"/proc/{self.pid}/fd")))
+            except OSError:
+                break
+            time.sleep(0.005)
+        return (f"syscalls (number: samples; 'running' = user mode): {calls.most_common(12)}\n"
+                f"kernel stacks: {tops.most_common(8)}\nopen fds every 0.1 s: {fds}")
 
     def report(self):
         self.stop.set()
         text = "\n".join(self.samples)
+        if self.burst:
+            text += "\n--- the input thread while busy:\n" + self.burst
         if self.stacks:
             text += "\n--- the threads' stacks while the input thread was busy (eu-stack):\n" + self.stacks
         return text
