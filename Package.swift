@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         // C shims: module maps + forwarding headers only.
@@ -46,7 +47,8 @@ let package = Package(
         .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         .target(name: "Recording", dependencies: ["Reactive", "InputModel", "Yams"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "Yams"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "Yams",
+                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [

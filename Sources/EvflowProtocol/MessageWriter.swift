@@ -179,7 +179,7 @@ public struct MessageWriter: Sendable {
         json.beginObject()
         json.key("class"); json.string(request.requestClass)
         switch request.kind {
-        case .devices, .stats, .unwatch, .ping, .metrics: break
+        case .devices, .stats, .unwatch, .ping, .metrics, .latency: break
         case .state(let device): json.key("device"); json.string(device)
         case .watch(let watch): writeWatchMembers(watch)
         }
@@ -209,6 +209,39 @@ public struct MessageWriter: Sendable {
         json.key("text"); json.string(text)
         writeTag(tag)
         endMessage()
+    }
+
+    /// `LATENCY` response: ages in nanoseconds per stage, in total and per present device.
+    public mutating func appendLatency(_ report: LatencyReport, tag: RequestTag? = nil) {
+        begin("LATENCY")
+        json.key("clock"); json.string(report.clock.rawValue)
+        json.key("unit"); json.string("ns")
+        json.key("total"); writeStages(report.total)
+        json.key("devices")
+        json.beginObject()
+        for (id, stages) in report.devices.sorted(by: { $0.key < $1.key }) {
+            json.key(id.rawValue)
+            writeStages(stages)
+        }
+        json.endObject()
+        writeTag(tag)
+        endMessage()
+    }
+
+    private mutating func writeStages(_ stages: [LatencyStage: LatencySummary]) {
+        json.beginObject()
+        for (stage, s) in stages.sorted(by: { $0.key < $1.key }) {
+            json.key(stage.rawValue)
+            json.beginObject()
+            json.key("count"); json.uint(s.count)
+            json.key("p50"); json.uint(s.p50)
+            json.key("p90"); json.uint(s.p90)
+            json.key("p99"); json.uint(s.p99)
+            json.key("p99_9"); json.uint(s.p999)
+            json.key("max"); json.uint(s.max)
+            json.endObject()
+        }
+        json.endObject()
     }
 
     /// `ERROR`.

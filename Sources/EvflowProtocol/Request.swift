@@ -34,6 +34,8 @@ public struct Request: Hashable, Sendable {
         case ping
         /// `METRICS`: counters and gauges in Prometheus' text exposition format (1.1).
         case metrics
+        /// `LATENCY`: frame ages per stage and device (1.1).
+        case latency
     }
 
     /// What is asked for.
@@ -57,6 +59,7 @@ public struct Request: Hashable, Sendable {
         case .unwatch: return "UNWATCH"
         case .ping: return "PING"
         case .metrics: return "METRICS"
+        case .latency: return "LATENCY"
         }
     }
 }

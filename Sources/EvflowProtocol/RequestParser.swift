@@ -46,7 +46,7 @@ extension Request {
 private let membersByClass: [String: Set<String>] = [
     "DEVICES": [], "STATE": ["device"], "STATS": [],
     "WATCH": ["devices", "types", "codes", "stream", "max_rate"],
-    "UNWATCH": [], "PING": [], "METRICS": [],
+    "UNWATCH": [], "PING": [], "METRICS": [], "LATENCY": [],
 ]
 
 /// Classes only the server sends.
@@ -99,6 +99,7 @@ private struct RequestParser {
         case "WATCH": kind = .watch(try parseWatch())
         case "UNWATCH": kind = .unwatch
         case "METRICS": kind = .metrics
+        case "LATENCY": kind = .latency
         default: kind = .ping
         }
         return Request(kind, tag: tag)

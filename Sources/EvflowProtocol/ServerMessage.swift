@@ -29,6 +29,8 @@ public enum ServerMessage: Hashable, Sendable {
     case ping(now: Int64, tag: RequestTag?)
     /// `METRICS` response: the exposition text and its format.
     case metrics(text: String, format: String, tag: RequestTag?)
+    /// `LATENCY` response.
+    case latency(LatencyReport, tag: RequestTag?)
     /// `ERROR`.
     case error(ErrorReply)
     /// `CLOSE`: the last message before the server closes the connection.
@@ -51,6 +53,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .unwatch: return "UNWATCH"
         case .ping: return "PING"
         case .metrics: return "METRICS"
+        case .latency: return "LATENCY"
         case .error: return "ERROR"
         case .close: return "CLOSE"
         case .frame: return "FRAME"
@@ -172,6 +175,8 @@ private struct MessageDecoder {
             return .ping(now: try o.int("now"), tag: try tag(o))
         case "METRICS":
             return .metrics(text: try o.string("text"), format: try o.string("format"), tag: try tag(o))
+        case "LATENCY":
+            return .latency(try latency(o), tag: try tag(o))
         case "ERROR":
             return .error(ErrorReply(message: try o.string("message"), requestClass: try o.optionalString("request_class"),
                                      field: try o.optionalString("field"), tag: try tag(o)))
@@ -301,6 +306,27 @@ private struct MessageDecoder {
                                     framesOut: try u("frames_out"), eventsOut: try u("events_out"),
                                     synDropped: try u("syn_dropped"), droppedByFilter: try counts(c, "dropped"))
         return r
+    }
+
+    func latency(_ o: Obj) throws(DecodingFailure) -> LatencyReport {
+        guard let clock = LatencyClock(rawValue: try o.string("clock")) else { throw o.wrong("clock") }
+        func stages(_ v: JSONValue, _ context: String) throws(DecodingFailure) -> [LatencyStage: LatencySummary] {
+            let s = try Obj(v, in: context)
+            var out: [LatencyStage: LatencySummary] = [:]
+            for (name, value) in s.object {
+                guard let stage = LatencyStage(rawValue: name) else { continue }   // a later version's
+                let m = try Obj(value, in: "\(context).\(name)")
+                func u(_ k: String) throws(DecodingFailure) -> UInt64 { UInt64(clamping: try m.int(k)) }
+                out[stage] = LatencySummary(count: try u("count"), p50: try u("p50"), p90: try u("p90"),
+                                            p99: try u("p99"), p999: try u("p99_9"), max: try u("max"))
+            }
+            return out
+        }
+        var report = LatencyReport(clock: clock, total: try stages(try o.required("total"), "total"))
+        for (id, v) in try o.optionalObject("devices") ?? [:] {
+            report.devices[DeviceID(rawValue: id)] = try stages(v, "devices")
+        }
+        return report
     }
 
     func stats(_ o: Obj) throws(DecodingFailure) -> ServerStats {

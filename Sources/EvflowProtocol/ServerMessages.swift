@@ -150,3 +150,21 @@ public struct ServerStats: Hashable, Sendable {
         self.clientList = clientList
     }
 }
+
+/// A `LATENCY` response: frame ages (ns) per stage (docs/protocol.md, LATENCY).
+public struct LatencyReport: Hashable, Sendable {
+    /// The clock the ages are on.
+    public var clock: LatencyClock
+    /// Every device since evflowd started (and `sent`, over all clients), per stage.
+    public var total: [LatencyStage: LatencySummary]
+    /// Per present device, `read` and `filtered`.
+    public var devices: [DeviceID: [LatencyStage: LatencySummary]]
+
+    /// Creates a report.
+    public init(clock: LatencyClock, total: [LatencyStage: LatencySummary] = [:],
+                devices: [DeviceID: [LatencyStage: LatencySummary]] = [:]) {
+        self.clock = clock
+        self.total = total
+        self.devices = devices
+    }
+}

@@ -36,6 +36,8 @@ public final class DeviceHub: @unchecked Sendable {
         let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
         let frames = SingleAssignmentDisposable()
+        /// Frame ages at `read` and `filtered` (written per frame on the scheduler).
+        let latency = DeviceLatency()
         /// Key codes whose spurious-release debounce turned on by itself, in order (written in
         /// the filter stage, read by `STATS`).
         let spuriousCodes = PosixLocked<[UInt16]>([])
@@ -81,9 +83,14 @@ public final class DeviceHub: @unchecked Sendable {
     public let store: StateStore
     /// The scheduler the hub runs on: the source's delivery thread and the filters' timers.
     public let scheduler: SchedulerType
+    /// What clock frame ages are on: `monotonic` for live devices (kernel timestamps), `replay`
+    /// for a replay's event times.
+    public let latencyClock: LatencyClock
 
     // Confined to the scheduler.
     private var config: FilterConfig
+    /// The ages of devices that are gone, kept for the totals.
+    private var goneLatency: [LatencyStage: LatencyHistogram] = [:]
     private let registry = PosixLocked(Registry())
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
@@ -91,11 +98,13 @@ public final class DeviceHub: @unchecked Sendable {
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
 
-    /// A hub writing to `store`, running on `scheduler` (the input scheduler).
-    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType) {
+    /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
+    /// measured against `latencyClock` (`monotonic` for live devices).
+    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock = .replay) {
         self.store = store
         self.config = config
         self.scheduler = scheduler
+        self.latencyClock = latencyClock
     }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was
@@ -168,8 +177,13 @@ public final class DeviceHub: @unchecked Sendable {
             let slot = session.slot
             let raw = session.raw
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
+            let latency = session.latency
+            let clock = scheduler
             session.frames.setDisposable(stream.frames
-                .do(onNext: { raw.onNext($0) })
+                .do(onNext: { frame in
+                    latency.read.record(clock.now - frame.time)
+                    raw.onNext(frame)
+                })
                 .filterNoise(session.initialSettings, scheduler: scheduler,
                              settingsUpdates: session.settings.asObservable(),
                              onUpdate: { frame, counters in
@@ -177,6 +191,7 @@ public final class DeviceHub: @unchecked Sendable {
                                      if let frame { w.apply(frame) }
                                      w.setCounters(counters)
                                  }
+                                 if let frame { latency.filtered.record(clock.now - frame.time) }
                              },
                              onSpurious: { [weak self, weak session] code in
                                  guard let self, let session else { return }
@@ -218,6 +233,8 @@ public final class DeviceHub: @unchecked Sendable {
             if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
         }
         store.remove(session.slot)
+        goneLatency[.read, default: LatencyHistogram()].add(session.latency.read)
+        goneLatency[.filtered, default: LatencyHistogram()].add(session.latency.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
         session.settings.onCompleted()
@@ -269,6 +286,26 @@ public final class DeviceHub: @unchecked Sendable {
             for session in registry.withLock({ Array($0.sessions.values) }) {
                 session.settings.onNext(newConfig.settings(for: session.info))
             }
+        }
+    }
+}
+
+extension DeviceHub {
+    /// The frame ages measured so far (`read`, `filtered`): per present device, and in total
+    /// over every device since the hub started. Taken on the hub's scheduler, where the ages are
+    /// written (no lock on the frame path), and handed to `completion` there.
+    public func latency(_ completion: @escaping @Sendable (HubLatency) -> Void) {
+        scheduler.schedule { [weak self] in
+            guard let self else { return }
+            var total = goneLatency
+            var devices: [DeviceID: [LatencyStage: LatencySummary]] = [:]
+            for session in registry.withLock({ Array($0.sessions.values) }) {
+                let l = session.latency
+                devices[session.info.id] = [.read: l.read.summary, .filtered: l.filtered.summary]
+                total[.read, default: LatencyHistogram()].add(l.read)
+                total[.filtered, default: LatencyHistogram()].add(l.filtered)
+            }
+            completion(HubLatency(clock: latencyClock, devices: devices, total: total))
         }
     }
 }

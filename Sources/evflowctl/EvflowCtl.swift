@@ -17,7 +17,7 @@ struct EvflowCtl: ParsableCommand {
         Exit codes: 0 success, 64 usage, 65 evflowd answered with an error, 69 evflowd is \
         not running (or refused the connection), 74 a file could not be read or written.
         """,
-        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Record.self, Convert.self,
+        subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Latency.self, Record.self, Convert.self,
                       Analyze.self])
 }
 
@@ -114,6 +114,51 @@ struct Metrics: ParsableCommand {
                 return
             }
             try writeAtomically(Array(text.utf8), to: output)
+        }
+    }
+}
+
+struct Latency: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show where a frame's milliseconds go: its age at each stage, per device.",
+        discussion: """
+        Stages: read (out of the device), filtered (out of the noise filter, state stored), \
+        sent (written to a client's socket). Each is the time since the kernel stamped the \
+        frame, as p50/p90/p99/p99.9/max over every frame since evflowd started (per device: \
+        while it is present). docs/protocol.md, LATENCY.
+        """)
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: "Only this device (id or exact name).") var device: String?
+    @Flag(name: .long, help: "Redraw every second until Ctrl-C.") var watch = false
+
+    func run() throws {
+        try runReporting {
+            let client = try DaemonClient(socketPath: global.socketPath)
+            installStopHandlers()
+            repeat {
+                let reply = try client.request(Request(.latency))
+                guard case .latency(let report, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+                if global.json {
+                    printJSON(reply)
+                } else {
+                    var names: [DeviceID: String] = [:]
+                    guard case .devices(let list, _) = try client.request(Request(.devices)).message else {
+                        throw CtlFailure.protocolError("unexpected reply")
+                    }
+                    for d in list { names[d.id] = d.name }
+                    var selected: DeviceID?
+                    if let device {
+                        guard let match = list.first(where: { $0.id.rawValue == device || $0.name == device }) else {
+                            throw CtlFailure.protocolError("evflowd: no device '\(device)'")
+                        }
+                        selected = match.id
+                    }
+                    if watch { print("\u{1B}[H\u{1B}[2J", terminator: "") }
+                    print(Render.latency(report, names: names, device: selected), terminator: "")
+                }
+                fflush(nil)
+                if watch { for _ in 0..<10 where stopRequested == 0 { usleep(100_000) } }
+            } while watch && stopRequested == 0
         }
     }
 }

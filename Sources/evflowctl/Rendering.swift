@@ -127,3 +127,57 @@ enum Render {
         }
     }
 }
+
+extension Render {
+    /// A duration in nanoseconds, short: `850 ns`, `12 µs`, `1.5 ms`, `2.10 s`.
+    static func duration(_ ns: UInt64) -> String {
+        let v = Double(ns)
+        switch ns {
+        case ..<1_000: return "\(ns) ns"
+        case ..<10_000: return String(format: "%.1f µs", v / 1e3)
+        case ..<1_000_000: return String(format: "%.0f µs", v / 1e3)
+        case ..<10_000_000: return String(format: "%.2f ms", v / 1e6)
+        case ..<1_000_000_000: return String(format: "%.1f ms", v / 1e6)
+        default: return String(format: "%.2f s", v / 1e9)
+        }
+    }
+
+    /// `LATENCY` as tables (in total, then per device: `names` maps ids to device names) and
+    /// a bar chart of the totals' p50 and p99 per stage.
+    static func latency(_ r: LatencyReport, names: [DeviceID: String], device: DeviceID? = nil) -> String {
+        var out = "clock: \(r.clock.rawValue)"
+            + (r.clock == .monotonic ? " (kernel event timestamps)" : " (the replay's event times; not comparable with live figures)")
+            + "\nages from the kernel's timestamp to the end of each stage\n\n"
+        func table(_ title: String, _ stages: [LatencyStage: LatencySummary]) {
+            out += title + "\n"
+            out += pad("stage", 10) + ["count", "p50", "p90", "p99", "p99.9", "max"].map { lpad($0, 10) }.joined() + "\n"
+            for stage in LatencyStage.allCases {
+                guard let s = stages[stage] else { continue }
+                out += pad(stage.rawValue, 10) + lpad("\(s.count)", 10)
+                    + [s.p50, s.p90, s.p99, s.p999, s.max].map { lpad(s.count == 0 ? "-" : duration($0), 10) }.joined() + "\n"
+            }
+            out += "\n"
+        }
+        if device == nil { table("all devices", r.total) }
+        for (id, stages) in r.devices.sorted(by: { $0.key < $1.key }) where device == nil || device == id {
+            table("\(names[id] ?? id.rawValue) (\(id.rawValue))", stages)
+        }
+        // Bars: p50 (█) and p99 (░ beyond p50), on one scale for every stage.
+        let shown = device.flatMap { r.devices[$0] } ?? r.total
+        let top = shown.values.map(\.p99).max() ?? 0
+        if top > 0 {
+            let width = 40
+            for stage in LatencyStage.allCases {
+                guard let s = shown[stage], s.count > 0 else { continue }
+                let p50 = Int((Double(s.p50) / Double(top) * Double(width)).rounded())
+                let p99 = max(p50, Int((Double(s.p99) / Double(top) * Double(width)).rounded()))
+                out += pad(stage.rawValue, 10) + String(repeating: "█", count: p50) + String(repeating: "░", count: p99 - p50)
+                    + String(repeating: " ", count: width - p99) + "  p50 \(duration(s.p50)), p99 \(duration(s.p99))\n"
+            }
+        }
+        return out
+    }
+
+    private static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+    private static func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? " " + s : String(repeating: " ", count: n - s.count) + s }
+}

@@ -77,7 +77,9 @@ struct DaemonBuilder {
             throw StartupError.input("input thread: \(error)")
         }
         let source = try makeSource(scheduler: scheduler)
-        let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+        let replaying = options.demo || !options.replay.isEmpty
+        let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler,
+                            latencyClock: replaying ? .replay : .monotonic)
 
         var serverConfig = StateServerConfiguration(socketPath: options.socketPath, release: Evflowd.release)
         serverConfig.maxClients = options.maxClients

@@ -828,9 +828,46 @@ def case_metrics():
               + sh(["journalctl", "--no-pager", "-n", "20", "-u", "evflow-metrics.service"]).stdout)
 
 
+def case_latency():
+    """LATENCY on live input: a uinput keyboard types while a client watches; every frame the
+    daemon read is in `read` on the monotonic clock, with ages of a real kernel-to-daemon path
+    (above 0, below a second), per device and in total; `sent` counts the watcher's batches."""
+    ensure_active()
+    name = "evflow e2e latency keyboard"
+    go, typed, done = (os.path.join(WORK, f"latency.{x}") for x in ("go", "typed", "done"))
+    keys = " ".join(f"KEY_L=1 . +30ms KEY_L=0 . +30ms" for _ in range(20))
+    dev, _ = device("keyboard", name, f"@{go} {keys} !{typed} @{done}", extra=["--hold", "0"])
+    did = device_id(name)
+    watch, _, _ = watcher("--device", did)
+    touch(go)
+    wait_until("the keys typed", lambda: os.path.exists(typed))
+    wait_until("evflowd to read them", lambda: ctl_json("state", did)["counters"]["frames_in"] >= 40)
+    time.sleep(0.5)
+    frames_in = ctl_json("state", did)["counters"]["frames_in"]
+    report = ctl_json("latency")
+    table = ctl("latency", "--device", did).stdout
+    watch.terminate()
+    watch.wait(timeout=30)
+    touch(done)
+    dev.wait(timeout=30)
+    mine = report.get("devices", {}).get(did, {})
+    read, filtered = mine.get("read", {}), mine.get("filtered", {})
+    sent = report.get("total", {}).get("sent", {})
+    ok = (report.get("clock") == "monotonic" and read.get("count") == frames_in
+          and 0 < read.get("p50", 0) <= read.get("max", 0) < 1_000_000_000
+          and filtered.get("count", 0) >= 40 and sent.get("count", 0) > 0 and name in table)
+    check("latency", ok,
+          f"clock monotonic; {name!r}: read {read.get('count')} frames (= frames_in {frames_in}), p50 "
+          f"{read.get('p50', 0) / 1e3:.0f} µs, p99 {read.get('p99', 0) / 1e3:.0f} µs, max {read.get('max', 0) / 1e3:.0f} µs; "
+          f"filtered p50 {filtered.get('p50', 0) / 1e3:.0f} µs; sent p50 {sent.get('p50', 0) / 1e3:.0f} µs over "
+          f"{sent.get('count')} batches",
+          saw=json.dumps(report) + "\n" + table)
+
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
+         "latency": case_latency,
          "idle": case_idle}
 
 

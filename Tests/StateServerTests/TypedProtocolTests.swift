@@ -167,6 +167,7 @@ private func documentedServerClasses() throws -> Set<String> {
         w.appendUnwatch()
         w.appendPing(now: 0)
         w.appendMetrics("")
+        w.appendLatency(LatencyReport(clock: .replay))
         w.appendError(ProtocolError(.notJSON))
         w.appendClose(reason: .idle, message: "")
         w.appendFrame(device: info.id, stream: .raw, frame: InputFrame(time: 0, events: [InputEvent(time: 0, type: 1, code: 30, value: 1)]))

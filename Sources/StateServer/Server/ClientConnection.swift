@@ -36,6 +36,8 @@ final class ClientConnection: @unchecked Sendable {
         var flushScheduled = false
         var generation: UInt64 = 0
         var closed = false
+        /// The event time of the oldest frame in `pending`, for the `sent` latency stage.
+        var oldestFrame: Int64?
     }
     private let outbox = PosixLocked(Outbox())
     let queued = Atomic<Int>(0)
@@ -61,6 +63,9 @@ final class ClientConnection: @unchecked Sendable {
     private var accepted = false
     private var closed = false
     private var heardFrom = false
+    /// A request is being answered asynchronously (`LATENCY`): later lines wait in the framer,
+    /// so responses stay in request order.
+    private var answering = false
 
     init(number: UInt64, channel: Channel, core: ServerCore) {
         self.number = number
@@ -166,7 +171,7 @@ final class ClientConnection: @unchecked Sendable {
                 if watch == nil { armIdleTimer() } else { idleTask?.cancel(); idleTask = nil }
             }
         }
-        while !closed, let item = framer.next() {
+        while !closed, !answering, let item = framer.next() {
             switch item {
             case .overlong:
                 heard()
@@ -182,6 +187,25 @@ final class ClientConnection: @unchecked Sendable {
                 } catch {
                     respond { $0.appendError(error) }
                 }
+            }
+        }
+    }
+
+    /// Answers from the hub's frame ages, which live on its scheduler: asks there, then builds
+    /// the response on the event loop (adding `sent`, kept here). Until then later request lines
+    /// wait in the framer, so responses stay in request order.
+    private func withLatency(_ response: @escaping @Sendable (LatencyReport) -> (inout MessageWriter) -> Void) {
+        answering = true
+        let loop = channel.eventLoop
+        core.latencyReport { [weak self] report in
+            loop.execute {
+                guard let self else { return }
+                self.answering = false
+                guard !self.closed else { return }
+                var report = report
+                report.total[.sent] = self.core.sentSummary
+                self.respond(response(report))
+                self.processLines()
             }
         }
     }
@@ -208,8 +232,12 @@ final class ClientConnection: @unchecked Sendable {
             let now = monotonicNow()
             respond { $0.appendPing(now: now, tag: tag) }
         case .metrics:
-            let text = core.metricsText()
-            respond { $0.appendMetrics(text, tag: tag) }
+            withLatency { [core] report in
+                let text = core.metricsText(latency: report)
+                return { $0.appendMetrics(text, tag: tag) }
+            }
+        case .latency:
+            withLatency { report in { $0.appendLatency(report, tag: tag) } }
         case .unwatch:
             endWatch()
             respond { $0.appendUnwatch(tag: tag) }
@@ -271,7 +299,7 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Queues a message; `generation` nil for responses. Returns false when it was not queued
     /// (stale watch, closed, or over the limit — the client is then being dropped).
-    func enqueue(_ bytes: [UInt8], generation: UInt64?) -> Bool {
+    func enqueue(_ bytes: [UInt8], generation: UInt64?, frameTime: Int64? = nil) -> Bool {
         if dropRequested.load(ordering: .relaxed) { return false }
         let n = bytes.count
         let total = queued.add(n, ordering: .relaxed).newValue
@@ -284,6 +312,7 @@ final class ClientConnection: @unchecked Sendable {
             if o.closed { return nil }
             if let generation, generation != o.generation { return nil }
             o.pending.append(contentsOf: bytes)
+            if let frameTime, o.oldestFrame.map({ frameTime < $0 }) ?? true { o.oldestFrame = frameTime }
             if o.flushScheduled { return false }
             o.flushScheduled = true
             return true
@@ -306,9 +335,11 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Hands the queued batch to the channel (event loop).
     func flush() {
-        outbox.withLock { o in
+        let oldestFrame = outbox.withLock { o -> Int64? in
             o.flushScheduled = false
             swap(&o.pending, &spare)
+            defer { o.oldestFrame = nil }
+            return o.oldestFrame
         }
         guard !spare.isEmpty, !closed else {
             spare.removeAll(keepingCapacity: true)
@@ -317,6 +348,7 @@ final class ClientConnection: @unchecked Sendable {
         let n = spare.count
         let buffer = channel.allocator.buffer(bytes: spare)
         spare.removeAll(keepingCapacity: spare.capacity <= 64 * 1024)
+        core.recordSent(oldestFrame: oldestFrame)
         channel.writeAndFlush(buffer).whenComplete { [weak self] result in
             guard let self else { return }
             self.queued.subtract(n, ordering: .relaxed)
@@ -342,13 +374,15 @@ final class WatchEncoder: @unchecked Sendable {
     func encode(_ item: WatchItem) {
         guard let client else { return }
         writer.reset()
+        var frameTime: Int64?
         switch item {
         case .frame(let id, let frame):
             guard writer.appendFrame(device: id, stream: stream, frame: frame) else { return }
+            frameTime = frame.time
         case .notice(let change):
             writer.appendDeviceNotice(change)
         }
-        if client.enqueue(writer.bytes, generation: generation) {
+        if client.enqueue(writer.bytes, generation: generation, frameTime: frameTime) {
             client.sent.add(1, ordering: .relaxed)
         }
     }

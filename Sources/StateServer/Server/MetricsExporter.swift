@@ -45,6 +45,8 @@ struct MetricsSnapshot: Sendable {
     var release: String
     /// The live source's counters; nil in replay.
     var source: SourceStatistics?
+    /// Frame ages per stage (`LATENCY`'s totals), when taken.
+    var latency: LatencyReport? = nil
 }
 
 /// evflowd's metrics, through swift-metrics with the swift-prometheus backend: `export`
@@ -109,6 +111,19 @@ final class MetricsExporter: Sendable {
             count(&s.counters, "evflow_device_streams_dropped_total", [:], UInt64(source.droppedStreams))
             for cause in ["udev-remove", "enodev", "read-error"] {
                 count(&s.counters, "evflow_devices_removed_total", ["cause": cause], UInt64(source.removed[cause] ?? 0))
+            }
+        }
+
+        if let latency = m.latency {
+            for (stage, summary) in latency.total {
+                let labels = ["stage": stage.rawValue, "clock": latency.clock.rawValue]
+                count(&s.counters, "evflow_latency_frames_total", labels, summary.count)
+                for (q, v) in [("0.5", summary.p50), ("0.9", summary.p90), ("0.99", summary.p99),
+                               ("0.999", summary.p999), ("1", summary.max)] {
+                    var l = labels
+                    l["quantile"] = q
+                    gauge(&s, "evflow_latency_seconds", l).record(Double(v) / 1e9)
+                }
             }
         }
 

@@ -37,6 +37,11 @@ final class ServerCore: @unchecked Sendable {
     /// The live source's counters for `METRICS`; nil in replay.
     let sourceStatistics: (@Sendable () -> SourceStatistics)?
     private let metrics = MetricsExporter()
+    /// Ages at the `sent` stage; written and read on the event loop only.
+    private var sentLatency = LatencyHistogram()
+    /// The clock `sent` ages are read on: the hub's scheduler's, unless it is virtual (a socket
+    /// write has no virtual time: then `sent` is not measured).
+    private let sentClock: SchedulerType?
 
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
          sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
@@ -45,7 +50,25 @@ final class ServerCore: @unchecked Sendable {
         self.logger = logger
         self.trustRootAndSelf = trustRootAndSelf
         self.sourceStatistics = sourceStatistics
+        sentClock = hub.scheduler is VirtualTimeScheduler ? nil : hub.scheduler
     }
+
+    /// Records a batch's `sent` age (event loop): the oldest frame in it, as it is written.
+    func recordSent(oldestFrame: Int64?) {
+        guard let oldestFrame, let clock = sentClock else { return }
+        sentLatency.record(clock.now - oldestFrame)
+    }
+
+    /// `LATENCY` without `sent`: the hub's ages, taken on its scheduler; `completion` runs there.
+    func latencyReport(_ completion: @escaping @Sendable (LatencyReport) -> Void) {
+        hub.latency { hubLatency in
+            completion(LatencyReport(clock: hubLatency.clock, total: hubLatency.total.mapValues(\.summary),
+                                     devices: hubLatency.devices))
+        }
+    }
+
+    /// The `sent` stage's summary (event loop); nil when `sent` is not measured (virtual time).
+    var sentSummary: LatencySummary? { sentClock == nil ? nil : sentLatency.summary }
 
     func makeNumber() -> UInt64 { nextNumber.add(1, ordering: .relaxed).oldValue }
 
@@ -185,8 +208,8 @@ final class ServerCore: @unchecked Sendable {
         return d
     }
 
-    /// `METRICS`: the exposition text (Prometheus text format 0.0.4).
-    func metricsText() -> String {
+    /// `METRICS`: the exposition text (Prometheus text format 0.0.4), with `latency`'s totals.
+    func metricsText(latency: LatencyReport? = nil) -> String {
         let states = hub.store.states()
         let (clients, closed) = registry.withLock { r in (r.clients.values.map(\.client), r.closed) }
         let watching = clients.filter(\.isWatching).count
@@ -195,7 +218,7 @@ final class ServerCore: @unchecked Sendable {
             clientsWatching: watching, clientsIdle: clients.count - watching, closed: closed,
             bytesSent: bytesSent.load(ordering: .relaxed), liveResources: LiveResources.count,
             uptime: Double(monotonicNow() - startTime) / 1e9, release: configuration.release,
-            source: sourceStatistics?())
+            source: sourceStatistics?(), latency: latency)
         return metrics.export(snapshot)
     }
 

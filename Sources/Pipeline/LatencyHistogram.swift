@@ -1,0 +1,60 @@
+import Histogram
+import InputModel
+
+/// Frame ages (ns) in an HDR histogram (HdrHistogram's Swift package): 1 µs to 60 s at two
+/// significant digits (each value within 1 %), about 20 KB. Younger than 1 µs counts as 0;
+/// older than 60 s counts as 60 s (the summary's `max` then says 60 s). Not thread-safe: each
+/// one is written by one thread (the hub's scheduler, or the server's event loop).
+public struct LatencyHistogram: Sendable {
+    /// The largest age tracked: older ones are recorded as this.
+    public static let highest: UInt64 = 60_000_000_000
+    private var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1_000, highestTrackableValue: highest,
+                                              numberOfSignificantValueDigits: .two)
+
+    /// An empty histogram.
+    public init() {}
+
+    /// Records one age; negative ones (an event time ahead of the clock, as a replay faster
+    /// than recorded has) count as 0.
+    @inlinable
+    public mutating func record(_ age: Int64) {
+        recordClamped(age <= 0 ? 0 : Swift.min(UInt64(age), Self.highest))
+    }
+
+    @usableFromInline
+    mutating func recordClamped(_ value: UInt64) {
+        histogram.record(value)
+    }
+
+    /// Adds another histogram's counts.
+    public mutating func add(_ other: LatencyHistogram) {
+        histogram.add(other.histogram)
+    }
+
+    /// Values recorded.
+    public var count: UInt64 { histogram.totalCount }
+
+    /// Count, percentiles and maximum.
+    public var summary: LatencySummary {
+        guard histogram.totalCount > 0 else { return LatencySummary() }
+        return LatencySummary(count: histogram.totalCount, p50: histogram.valueAtPercentile(50),
+                              p90: histogram.valueAtPercentile(90), p99: histogram.valueAtPercentile(99),
+                              p999: histogram.valueAtPercentile(99.9), max: histogram.max)
+    }
+}
+
+/// The hub's latency figures at one moment (`DeviceHub.latency`).
+public struct HubLatency: Sendable {
+    /// What clock the ages are on.
+    public var clock: LatencyClock
+    /// Per present device, its stages (`read`, `filtered`).
+    public var devices: [DeviceID: [LatencyStage: LatencySummary]]
+    /// Every device since the hub started, present or gone, per stage.
+    public var total: [LatencyStage: LatencyHistogram]
+}
+
+/// One device's histograms; touched only on the hub's scheduler.
+final class DeviceLatency {
+    var read = LatencyHistogram()
+    var filtered = LatencyHistogram()
+}
