@@ -53,8 +53,9 @@ public struct HubLatency: Sendable {
     public var total: [LatencyStage: LatencyHistogram]
 }
 
-/// One device's histograms; touched only on the hub's scheduler.
+/// One device's histograms; touched only on the hub's scheduler (the session's confinement
+/// makes the exclusivity check per frame redundant: it is not made).
 final class DeviceLatency {
-    var read = LatencyHistogram()
-    var filtered = LatencyHistogram()
+    @exclusivity(unchecked) var read = LatencyHistogram()
+    @exclusivity(unchecked) var filtered = LatencyHistogram()
 }
