@@ -864,10 +864,154 @@ def case_latency():
           saw=json.dumps(report) + "\n" + table)
 
 
+SESSION_OUT = os.path.join(REPO, ".build-e2e-out", "session")
+# Seconds between the recorder's start (session time 0) and the first hot-plug: scripts/e2e
+# replays the session on the host at speed 1, and its watcher must be connected before the
+# first device of the session comes (compare-session-replay.py checks that it was).
+SESSION_HEAD_START = 4.0
+
+
+def session_device_lines(text):
+    """A session file's device names by handle and its timeline lines per handle (for the checks)."""
+    names, timeline, handle = {}, {}, None
+    for line in text.splitlines():
+        if line.startswith("D: "):
+            handle = line.split()[1]
+        elif line.startswith("N: ") and handle:
+            names[handle] = line[3:].strip()
+        elif line.startswith(("add: ", "remove: ", "E: ")):
+            f = line.split("#", 1)[0].split()
+            timeline.setdefault(f[2], []).append(f)
+    return names, timeline
+
+
+def case_session():
+    """Issue #12: a session recorded with real hot-plug (`evflowctl record --all`) while a
+    filtered `watch` runs; scripts/e2e replays the session on the host and compares the
+    filtered frames with the live ones (Tests/E2EDaemon/compare-session-replay.py)."""
+    ensure_active()
+    os.makedirs(SESSION_OUT, exist_ok=True)
+    live, filtered = os.path.join(SESSION_OUT, "live.session"), os.path.join(SESSION_OUT, "live-filtered.jsonl")
+    config = os.path.join(SESSION_OUT, "evflow.yaml")
+    for f in (live, filtered, config):
+        if os.path.exists(f):
+            os.unlink(f)
+    # The configuration the daemon runs with, for the host's replay (same filters).
+    with open("/etc/evflow/evflow.yaml") as src, open(config, "w") as dst:
+        dst.write(src.read())
+    kname, mname = "evflow e2e session keyboard", "evflow e2e session mouse"
+    kgo, ktyped, kunplug, mgo, mmoved, munplug = (
+        os.path.join(WORK, f"session.{x}") for x in ("kgo", "ktyped", "kunplug", "mgo", "mmoved", "munplug"))
+    # Keyboard: keys typed with the bounce case's worn switch (released, re-pressed 4 ms later,
+    # released 3 ms after that: the re-press is inside the 15-ms window and dropped), and one
+    # quick tap (a release 6 ms after its press is held to the window's end: a delayed frame).
+    # Then, on the suite's word, shift and A go down and stay down: the device is destroyed
+    # while they are held (the kernel releases them as it goes).
+    keys = ["KEY_S", "KEY_E", "KEY_I", "KEY_O", "KEY_N"]
+    kscript = f"@{kgo} " + " ".join(f"{k}=1 . +30ms {k}=0 . +4ms {k}=1 . +3ms {k}=0 . +40ms" for k in keys)
+    kscript += f" KEY_T=1 . +6ms KEY_T=0 . +60ms !{ktyped} @{kunplug} KEY_LEFTSHIFT=1 . +30ms KEY_A=1 . +300ms"
+    # Mouse: motion (a wheel turn among it), a left click whose button bounces (re-press 5 ms
+    # after the release, inside the 25-ms window), a right click released 10 ms after its press
+    # (held to the window's end), then it stays until it is unplugged.
+    mscript = f"@{mgo} " + " ".join(f"REL_X={3 + i % 4} REL_Y={-(i % 3)} . +8ms" for i in range(25))
+    mscript += (" REL_WHEEL=1 . +20ms BTN_LEFT=1 . +40ms BTN_LEFT=0 . +5ms BTN_LEFT=1 . +3ms BTN_LEFT=0 . +60ms"
+                f" BTN_RIGHT=1 . +10ms BTN_RIGHT=0 . +60ms REL_X=-7 REL_Y=2 . +50ms !{mmoved} @{munplug}")
+
+    watch, wout, _ = watcher()
+    rerr_path = os.path.join(WORK, "session.record.err")
+    rec = subprocess.Popen(["evflowctl", "record", "--all", "-o", live], stdout=subprocess.DEVNULL,
+                           stderr=open(rerr_path, "w"))
+    helpers.append(rec)
+    wait_until("the recorder's WATCH", lambda: rec.poll() is not None or "recording" in open(rerr_path).read())
+    if rec.poll() is not None:
+        raise Failure(f"evflowctl record --all exited {rec.returncode}: {open(rerr_path).read()}")
+    time.sleep(SESSION_HEAD_START)
+
+    def announced(name, action):
+        return any(m["action"] == action and m["device"]["name"] == name for m in lines(wout, "DEVICE"))
+
+    # One thing at a time, with quiet gaps: the recorder stamps adds and removals when their
+    # notices reach it and keeps its timeline in arrival order (an earlier-stamped line moves
+    # forward), so input of one device must not be in flight while another comes or goes.
+    kbd, _ = device("keyboard", kname, kscript, extra=["--hold", "0"])
+    kid = device_id(kname)
+    wait_until("the watcher to see the keyboard added", lambda: announced(kname, "added"))
+    time.sleep(0.5)
+    mouse, _ = device("mouse", mname, mscript, extra=["--hold", "0"])
+    mid = device_id(mname)
+    wait_until("the watcher to see the mouse added", lambda: announced(mname, "added"))
+    time.sleep(0.5)
+    touch(kgo)
+    wait_until("the keyboard's typing", lambda: os.path.exists(ktyped), timeout=60)
+    time.sleep(0.5)
+    touch(mgo)
+    wait_until("the mouse's motion", lambda: os.path.exists(mmoved), timeout=60)
+    time.sleep(0.5)
+    touch(munplug)                            # the mouse goes, nothing held
+    mouse.wait(timeout=30)
+    wait_until("the watcher to see the mouse removed", lambda: announced(mname, "removed"))
+    time.sleep(0.5)
+    touch(kunplug)                            # the keyboard goes with shift and A down
+    kbd.wait(timeout=30)
+    wait_until("the watcher to see the keyboard removed", lambda: announced(kname, "removed"))
+    time.sleep(0.5)
+    rec.send_signal(signal.SIGINT)            # RecordAll writes the session on SIGINT/SIGTERM
+    rec_rc = rec.wait(timeout=30)
+    watch.terminate()
+    watch_rc = watch.wait(timeout=30)
+    rec_err = open(rerr_path).read()
+
+    # The live filtered stream of the two devices: their DEVICE notices and FRAMEs, as evflowctl
+    # printed them (the lines themselves, for the host's comparison).
+    ids = {kid, mid}
+    kept = []
+    for l in open(wout):
+        try:
+            m = json.loads(l)
+        except ValueError:
+            continue
+        if (m.get("class") == "DEVICE" and m["device"]["id"] in ids) or \
+                (m.get("class") == "FRAME" and m.get("device") in ids):
+            kept.append(l if l.endswith("\n") else l + "\n")
+    with open(filtered, "w") as f:
+        f.writelines(kept)
+
+    text = open(live).read() if os.path.exists(live) else ""
+    names, timeline = session_device_lines(text)
+    by_name = {n: h for h, n in names.items()}
+    converts = {}
+    for n in (kname, mname):
+        p = ctl("convert", live, "--device", n, "-o", os.path.join(WORK, f"session.{by_name.get(n, 'none')}.evemu"))
+        converts[n] = (p.returncode, p.stderr.strip())
+
+    def summary(name):
+        tl = timeline.get(by_name.get(name), [])
+        return ([f[0] for f in tl if f[0] != "E:"],
+                sum(1 for f in tl if f[0] == "E:" and f[3] == "0001" and int(f[5]) == 1))
+    (k_plug, k_raw_presses), (m_plug, m_raw_presses) = summary(kname), summary(mname)
+    fr = [m for m in (json.loads(l) for l in kept) if m["class"] == "FRAME"]
+    k_presses = sum(1 for m in fr if m["device"] == kid for e in m["events"] if e["type"] == "EV_KEY" and e["value"] == 1)
+    m_frames = sum(1 for m in fr if m["device"] == mid)
+    held_at_unplug = [f for f in timeline.get(by_name.get(kname), []) if f[0] == "E:" and f[3] == "0001"][-4:]
+    ok = (rec_rc == 0 and watch_rc == 0 and all(rc == 0 for rc, _ in converts.values())
+          and k_plug == ["add:", "remove:"] and m_plug == ["add:", "remove:"]
+          and k_raw_presses > k_presses >= len(keys) + 3 and m_raw_presses > 0 and m_frames > 0
+          and len(kept) > 0)
+    check("session", ok,
+          f"`record --all` ({rec_err.strip().splitlines()[-1] if rec_err.strip() else 'no output'}) saw "
+          f"{kname!r} and {mname!r} plugged in and pulled out (add:/remove: {k_plug}, {m_plug}); "
+          f"`convert` of each exits 0; the keyboard's {k_raw_presses} recorded presses became {k_presses} "
+          f"filtered ones (bounces dropped); {len(kept)} filtered lines of the two devices → "
+          f"{os.path.relpath(filtered, REPO)} for the host's replay",
+          saw=f"recorder exit {rec_rc}: {rec_err}\nwatcher exit {watch_rc}\nconvert: {converts}\n"
+              f"devices in the session: {names}\nkeyboard's last key events: {held_at_unplug}\n"
+              f"filtered lines:\n" + "".join(kept[:60]))
+
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
-         "latency": case_latency,
+         "session": case_session, "latency": case_latency,
          "idle": case_idle}
 
 
