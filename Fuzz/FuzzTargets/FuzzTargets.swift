@@ -76,18 +76,28 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             // A rejection names the file and a line that exists (1-based; the line after the
             // last one for "the file ended too early"), or line 0 for a reason about the whole
             // file (RecordingError's documented rule: no events at all).
-            let lines = self == .libinputRecord ? Self.yamlLineCount(bytes) : bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-            guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
-            let aboutTheWholeFile: Bool
-            if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
-            guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
-                throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
-            }
+            try checkRejection(error, lines: self == .libinputRecord ? Self.yamlLineCount(bytes) : Self.lineCount(bytes))
             return
         }
         for device in recording.devices where !device.events.isEmpty {
             try checkEvemuRoundTrip(device, startMicroseconds: recording.startMicroseconds)
         }
+    }
+
+    /// A rejected input's error names the file and a line it has (`lines`; the one after the
+    /// last for "ended too early"), or line 0 for a reason about the whole file (no events).
+    private func checkRejection(_ error: RecordingError, lines: Int) throws(InvariantFailure) {
+        guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
+        let aboutTheWholeFile: Bool
+        if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
+        guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
+            throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
+        }
+    }
+
+    /// Lines as `\n` counts them (1 + the number of `\n`s).
+    static func lineCount(_ bytes: [UInt8]) -> Int {
+        bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
     }
 
     /// Lines as YAML counts them: a line break is `\n`, `\r\n` or a lone `\r` (YAML 1.1 §5.4),
@@ -160,13 +170,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             session = try SessionReader.parse(bytes, file: Self.fileName)
         } catch {
             // As for recordings: the file and a line it has, or line 0 for "no device at all".
-            let lines = bytes.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-            guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
-            let aboutTheWholeFile: Bool
-            if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
-            guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
-                throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
-            }
+            try checkRejection(error, lines: Self.lineCount(bytes))
             return
         }
         let written = SessionWriter.write(session)

@@ -87,23 +87,15 @@ public struct MessageWriter: Sendable {
         json.key("dropped"); writeCounts(s.droppedByFilter)
         if !s.deviceDropped.isEmpty {
             json.key("device_dropped")
-            json.beginObject()
-            for (id, counts) in s.deviceDropped.sorted(by: { $0.key < $1.key }) {
-                json.key(id.rawValue)
-                writeCounts(counts)
-            }
-            json.endObject()
+            writeByDevice(s.deviceDropped) { $0.writeCounts($1) }
         }
         if !s.spuriousRelease.isEmpty {
             json.key("spurious_release")
-            json.beginObject()
-            for (id, codes) in s.spuriousRelease.sorted(by: { $0.key < $1.key }) {
-                json.key(id.rawValue)
-                json.beginArray()
-                for code in codes { json.string(code) }
-                json.endArray()
+            writeByDevice(s.spuriousRelease) { w, codes in
+                w.json.beginArray()
+                for code in codes { w.json.string(code) }
+                w.json.endArray()
             }
-            json.endObject()
         }
         json.key("closed")
         json.beginObject()
@@ -218,14 +210,19 @@ public struct MessageWriter: Sendable {
         json.key("unit"); json.string("ns")
         json.key("total"); writeStages(report.total)
         json.key("devices")
-        json.beginObject()
-        for (id, stages) in report.devices.sorted(by: { $0.key < $1.key }) {
-            json.key(id.rawValue)
-            writeStages(stages)
-        }
-        json.endObject()
+        writeByDevice(report.devices) { $0.writeStages($1) }
         writeTag(tag)
         endMessage()
+    }
+
+    /// An object with one member per device (by id, in id order), each written by `value`.
+    private mutating func writeByDevice<V>(_ map: [DeviceID: V], _ value: (inout MessageWriter, V) -> Void) {
+        json.beginObject()
+        for (id, v) in map.sorted(by: { $0.key < $1.key }) {
+            json.key(id.rawValue)
+            value(&self, v)
+        }
+        json.endObject()
     }
 
     private mutating func writeStages(_ stages: [LatencyStage: LatencySummary]) {

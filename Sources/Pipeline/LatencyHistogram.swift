@@ -53,9 +53,8 @@ public struct HubLatency: Sendable {
     public var total: [LatencyStage: LatencyHistogram]
 }
 
-/// One device's histograms; touched only on the hub's scheduler (the session's confinement
-/// makes the exclusivity check per frame redundant: it is not made).
+/// One device's histograms; touched only on the hub's scheduler.
 final class DeviceLatency {
-    @exclusivity(unchecked) var read = LatencyHistogram()
-    @exclusivity(unchecked) var filtered = LatencyHistogram()
+    var read = LatencyHistogram()
+    var filtered = LatencyHistogram()
 }
