@@ -93,18 +93,16 @@ public struct FramedEvents: Hashable, Sendable {
 
     /// Groups `events` (in time order) into frames.
     public init(grouping events: [InputEvent]) {
+        // Each frame's array is made once at its exact size (a slice of `events` copied),
+        // not grown event by event: replays frame whole recordings at once.
         var frames: [InputFrame] = []
-        var current: [InputEvent] = []
-        for event in events {
-            if event.isSynReport {
-                frames.append(InputFrame(time: event.time, events: current))
-                current = []
-            } else {
-                current.append(event)
-            }
+        var start = events.startIndex
+        for i in events.indices where events[i].isSynReport {
+            frames.append(InputFrame(time: events[i].time, events: Array(events[start..<i])))
+            start = i + 1
         }
         self.frames = frames
-        self.incompleteFrame = current
+        self.incompleteFrame = Array(events[start...])
     }
 
     /// Creates a value from parts.
