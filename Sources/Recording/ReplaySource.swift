@@ -47,6 +47,70 @@ public final class ReplaySource: @unchecked Sendable {
         let kind: StepKind
     }
 
+    /// A step with its rank among steps of the same time (see `ordered`).
+    struct Ranked {
+        let step: Step
+        let rank: Int
+
+        init(_ step: Step, rank: Int) {
+            self.step = step
+            self.rank = rank
+        }
+
+        /// Whether `self` plays before `other` when both come from different sources, `self`'s
+        /// source first: earlier time, then lower rank; ties keep the source order.
+        func precedes(_ other: Ranked) -> Bool {
+            step.time != other.step.time ? step.time < other.step.time : rank <= other.rank
+        }
+
+        /// The steps of all `lists` in play order: by time, then rank, then the order they
+        /// were made in (list by list, each in its own order) — a stable sort of the
+        /// concatenation. Each list is normally in order already (recordings and sessions are
+        /// in time order), so the lists are merged pairwise, O(n log lists); a list out of
+        /// order (times going backwards) makes it fall back to the stable sort.
+        static func ordered(_ lists: [[Ranked]]) -> [Step] {
+            let inOrder = lists.allSatisfy { list in
+                zip(list, list.dropFirst()).allSatisfy { a, b in
+                    a.step.time != b.step.time ? a.step.time < b.step.time : a.rank <= b.rank
+                }
+            }
+            guard inOrder else {
+                return lists.joined().enumerated().sorted { a, b in
+                    if a.element.step.time != b.element.step.time { return a.element.step.time < b.element.step.time }
+                    return a.element.rank != b.element.rank ? a.element.rank < b.element.rank : a.offset < b.offset
+                }.map(\.element.step)
+            }
+            // Adjacent pairs merged round by round: the left list holds only earlier sources,
+            // so a tie taken from the left keeps the order a stable sort would give.
+            var runs = lists
+            while runs.count > 1 {
+                var next: [[Ranked]] = []
+                next.reserveCapacity((runs.count + 1) / 2)
+                for i in stride(from: 0, to: runs.count, by: 2) {
+                    next.append(i + 1 < runs.count ? merge(runs[i], runs[i + 1]) : runs[i])
+                }
+                runs = next
+            }
+            return (runs.first ?? []).map(\.step)
+        }
+
+        private static func merge(_ left: [Ranked], _ right: [Ranked]) -> [Ranked] {
+            var out: [Ranked] = []
+            out.reserveCapacity(left.count + right.count)
+            var i = 0, j = 0
+            while i < left.count, j < right.count {
+                if left[i].precedes(right[j]) {
+                    out.append(left[i]); i += 1
+                } else {
+                    out.append(right[j]); j += 1
+                }
+            }
+            out.append(contentsOf: left[i...])
+            out.append(contentsOf: right[j...])
+            return out
+        }
+    }
+
     /// The devices as they will be announced (a session device once, however often it comes).
     public let infos: [DeviceInfo]
     /// Events dropped because they followed the last `SYN_REPORT` of their recording (or of
@@ -61,20 +125,22 @@ public final class ReplaySource: @unchecked Sendable {
     private let removeAtEnd: Bool
     private let loopGap: Int64
     private let streams = PublishSubject<DeviceStream>()
-    // One subject per device and pass (a looping replay re-adds devices with fresh streams);
-    // replaced only on the scheduler, right before the device's stream is announced.
-    private var subjects: [PublishSubject<InputFrame>]
     private let started = Atomic<Bool>(false)
     private let finished = BehaviorSubject<Bool>(value: false)
-    // Touched only from timer fires (serial) and `start`.
-    private var cursor = 0
-    private var origin: Int64 = 0
+    // The play state: touched only on the scheduler (`begin`, `stop`, timer fires), one call
+    // at a time, as a serial scheduler and the single timer slot guarantee; so, like the
+    // core's scheduler-confined state, without dynamic exclusivity checks (two per frame).
+    /// One subject per device and pass (a looping replay re-adds devices with fresh streams);
+    /// replaced right before the device's stream is announced.
+    @exclusivity(unchecked) private var subjects: [PublishSubject<InputFrame>]
+    @exclusivity(unchecked) private var cursor = 0
+    @exclusivity(unchecked) private var origin: Int64 = 0
     /// Event time of recording time 0 in the current pass (`origin` on the first pass;
     /// later passes continue after the previous one's last event).
-    private var eventOrigin: Int64 = 0
-    private var timer: SchedulerTimer?
-    private var generation: UInt64 = 0
-    private var present: [Bool]
+    @exclusivity(unchecked) private var eventOrigin: Int64 = 0
+    @exclusivity(unchecked) private var timer: SchedulerTimer?
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var present: [Bool]
 
     /// Prepares a replay of `recordings` and `sessions` on `scheduler`.
     ///
@@ -114,13 +180,17 @@ public final class ReplaySource: @unchecked Sendable {
                 framesPerDevice.append(framed.frames)
             }
         }
-        // Sort key: time, then rank (a plain recording's adds first and removals last at
-        // their time), then the order steps were made in.
-        var keyed: [(step: Step, rank: Int)] = []
+        // Each source's steps: a plain recording device's add, frames and end; a session's
+        // timeline. The replay's order is by time, then rank (a plain recording's adds first
+        // and its ends last at their time), then the order the steps were made in.
+        var lists: [[Ranked]] = []
         for (d, list) in framesPerDevice.enumerated() {
-            keyed.append((Step(time: 0, device: d, kind: .add), 0))
-            for (i, frame) in list.enumerated() { keyed.append((Step(time: frame.time, device: d, kind: .frame(i)), 1)) }
-            keyed.append((Step(time: list.last?.time ?? 0, device: d, kind: .remove), 2))
+            var steps: [Ranked] = []
+            steps.reserveCapacity(list.count + 2)
+            steps.append(Ranked(Step(time: 0, device: d, kind: .add), rank: 0))
+            for (i, frame) in list.enumerated() { steps.append(Ranked(Step(time: frame.time, device: d, kind: .frame(i)), rank: 1)) }
+            steps.append(Ranked(Step(time: list.last?.time ?? 0, device: d, kind: .remove), rank: 2))
+            lists.append(steps)
         }
         for session in sessions {
             let first = infos.count
@@ -128,6 +198,7 @@ public final class ReplaySource: @unchecked Sendable {
                 announce(device.info)
                 framesPerDevice.append([])
             }
+            var steps: [Ranked] = []
             // The timeline's own order; frames end at their SYN_REPORT.
             var pending = [[InputEvent]](repeating: [], count: session.devices.count)
             var present = [Bool](repeating: false, count: session.devices.count)
@@ -137,7 +208,7 @@ public final class ReplaySource: @unchecked Sendable {
                 case .add:
                     present[entry.device] = true
                     pending[entry.device] = []
-                    keyed.append((Step(time: entry.time, device: d, kind: .add), 1))
+                    steps.append(Ranked(Step(time: entry.time, device: d, kind: .add), rank: 1))
                 case .event(let type, let code, let value):
                     let event = InputEvent(time: entry.time, type: type, code: code, value: value)
                     guard event.isSynReport else {
@@ -146,27 +217,22 @@ public final class ReplaySource: @unchecked Sendable {
                     }
                     framesPerDevice[d].append(InputFrame(time: entry.time, events: pending[entry.device]))
                     pending[entry.device] = []
-                    keyed.append((Step(time: entry.time, device: d, kind: .frame(framesPerDevice[d].count - 1)), 1))
+                    steps.append(Ranked(Step(time: entry.time, device: d, kind: .frame(framesPerDevice[d].count - 1)), rank: 1))
                 case .remove:
                     present[entry.device] = false
                     dropped += pending[entry.device].count
                     pending[entry.device] = []
-                    keyed.append((Step(time: entry.time, device: d, kind: .unplug), 1))
+                    steps.append(Ranked(Step(time: entry.time, device: d, kind: .unplug), rank: 1))
                 }
             }
             let end = session.timeline.last?.time ?? 0
             for device in session.devices.indices where present[device] {
                 dropped += pending[device].count
-                keyed.append((Step(time: end, device: first + device, kind: .remove), 1))
+                steps.append(Ranked(Step(time: end, device: first + device, kind: .remove), rank: 1))
             }
+            lists.append(steps)
         }
-        // Stable: adds first, then frames in time order (ties: device order), removal after a
-        // device's last frame; a session's steps of one time in their file order.
-        self.steps = keyed.enumerated().sorted { a, b in
-            if a.element.step.time != b.element.step.time { return a.element.step.time < b.element.step.time }
-            let ra = a.element.rank, rb = b.element.rank
-            return ra != rb ? ra < rb : a.offset < b.offset
-        }.map(\.element.step)
+        self.steps = Ranked.ordered(lists)
         self.infos = infos
         frames = framesPerDevice
         droppedIncompleteEvents = dropped
