@@ -49,16 +49,44 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     public var framesDropped: UInt64 = 0
     /// `SYN_DROPPED` seen (the kernel's buffer overflowed; the device was resynced).
     public var synDropped: UInt64 = 0
-    /// Per-filter counts.
-    public var filters: [FilterKind: FilterCounts] = [:]
+    // One stored field per filter, so counting on the frame path is a field update, not a
+    // dictionary look-up (`subscript(kind:)`).
+    private var keyChatter = FilterCounts()
+    private var debounce = FilterCounts()
+    private var absHysteresis = FilterCounts()
+    private var absRate = FilterCounts()
+    private var relRate = FilterCounts()
 
     /// Zero counters.
     public init() {}
 
     /// The counts of one filter.
     public subscript(kind: FilterKind) -> FilterCounts {
-        get { filters[kind] ?? FilterCounts() }
-        set { filters[kind] = newValue }
+        @inline(__always) get {
+            switch kind {
+            case .keyChatter: keyChatter
+            case .debounce: debounce
+            case .absHysteresis: absHysteresis
+            case .absRate: absRate
+            case .relRate: relRate
+            }
+        }
+        @inline(__always) set {
+            switch kind {
+            case .keyChatter: keyChatter = newValue
+            case .debounce: debounce = newValue
+            case .absHysteresis: absHysteresis = newValue
+            case .absRate: absRate = newValue
+            case .relRate: relRate = newValue
+            }
+        }
+    }
+
+    /// The filters that counted anything (any of their counts not zero), with their counts.
+    public var filters: [FilterKind: FilterCounts] {
+        var counts: [FilterKind: FilterCounts] = [:]
+        for kind in FilterKind.allCases where self[kind] != FilterCounts() { counts[kind] = self[kind] }
+        return counts
     }
 }
 

@@ -157,7 +157,9 @@ extension StateStore {
             case framesIn, eventsIn, framesOut, eventsOut, framesDropped, synDropped
         }
         static let filterBase = counterBase + Counter.allCases.count
-        static let wordCount = filterBase + FilterKind.allCases.count * 3
+        /// The filters in the order of their words (made once: `allCases` builds an array).
+        static let filterKinds = FilterKind.allCases
+        static let wordCount = filterBase + filterKinds.count * 3
 
         private let sequence = Atomic<UInt64>(0)
         private let words: UnsafeMutablePointer<Atomic<UInt64>>
@@ -242,7 +244,7 @@ extension StateStore {
                 set(Slot.counterBase + Counter.eventsOut.rawValue, c.eventsOut)
                 set(Slot.counterBase + Counter.framesDropped.rawValue, c.framesDropped)
                 set(Slot.counterBase + Counter.synDropped.rawValue, c.synDropped)
-                for (i, kind) in FilterKind.allCases.enumerated() {
+                for (i, kind) in Slot.filterKinds.enumerated() {
                     let f = c[kind]
                     set(Slot.filterBase + 3 * i, f.dropped)
                     set(Slot.filterBase + 3 * i + 1, f.delayed)
@@ -288,10 +290,10 @@ extension StateStore {
             counters.eventsOut = w[counterBase + Counter.eventsOut.rawValue]
             counters.framesDropped = w[counterBase + Counter.framesDropped.rawValue]
             counters.synDropped = w[counterBase + Counter.synDropped.rawValue]
-            for (i, kind) in FilterKind.allCases.enumerated() {
+            for (i, kind) in Slot.filterKinds.enumerated() {
                 let f = FilterCounts(dropped: w[filterBase + 3 * i], delayed: w[filterBase + 3 * i + 1],
                                      merged: w[filterBase + 3 * i + 2])
-                if f != FilterCounts() { counters[kind] = f }
+                counters[kind] = f
             }
             return DeviceState(
                 info: info, keysDown: keys, absolute: abs, switchesOn: bits(w[switchBits]), ledsOn: bits(w[ledBits]),

@@ -204,7 +204,7 @@ final class ServerCore: @unchecked Sendable {
     /// Dropped events per filter name.
     static func droppedByFilter(_ c: Pipeline.DeviceCounters) -> [String: UInt64] {
         var d: [String: UInt64] = [:]
-        for (kind, counts) in c.filters { d[kind.rawValue] = counts.dropped }
+        for (kind, counts) in c.filters { d[kind.rawValue] = counts.dropped }   // the filters that counted
         return d
     }
 
