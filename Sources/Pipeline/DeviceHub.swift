@@ -179,28 +179,34 @@ public final class DeviceHub: @unchecked Sendable {
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
             let latency = session.latency
             let clock = scheduler
-            session.frames.setDisposable(stream.frames
-                .do(onNext: { frame in
-                    latency.read.record(clock.now - frame.time)
+            // The device's frames go straight into the filter stage: their age at `read` and the
+            // raw watchers first, then the filter, whose update writes the slot, then the
+            // filtered watchers. The stage's end (the device's frames ending) ends the session.
+            session.frames.setDisposable(NoiseFilterStage.subscribe(
+                stream.frames, session.initialSettings, scheduler: scheduler,
+                settingsUpdates: session.settings.asObservable(),
+                onFrame: { frame in
+                    latency.recordRead(clock.now - frame.time)
                     raw.onNext(frame)
-                })
-                .filterNoise(session.initialSettings, scheduler: scheduler,
-                             settingsUpdates: session.settings.asObservable(),
-                             onUpdate: { frame, counters in
-                                 slot.write { w in
-                                     if let frame { w.apply(frame) }
-                                     w.setCounters(counters)
-                                 }
-                                 if let frame { latency.filtered.record(clock.now - frame.time) }
-                             },
-                             onSpurious: { [weak self, weak session] code in
-                                 guard let self, let session else { return }
-                                 session.spuriousCodes.withLock { $0.append(code) }
-                                 self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
-                             })
-                .subscribe(onNext: { filtered.onNext($0) },
-                           onError: { _ in observer.onCompleted() },
-                           onCompleted: { observer.onCompleted() }))
+                },
+                onUpdate: { frame, counters in
+                    slot.write { w in
+                        if let frame { w.apply(frame) }
+                        w.setCounters(counters)
+                    }
+                    if let frame { latency.recordFiltered(clock.now - frame.time) }
+                },
+                onSpurious: { [weak self, weak session] code in
+                    guard let self, let session else { return }
+                    session.spuriousCodes.withLock { $0.append(code) }
+                    self.spuriousSubject.onNext(SpuriousReleaseNotice(device: info, code: code))
+                },
+                downstream: AnyObserver { event in
+                    switch event {
+                    case .next(let frame): filtered.onNext(frame)
+                    case .error, .completed: observer.onCompleted()
+                    }
+                }))
             return Disposables.create { [weak self] in self?.close(session) }
         }
     }
@@ -233,8 +239,9 @@ public final class DeviceHub: @unchecked Sendable {
             if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
         }
         store.remove(session.slot)
-        goneLatency[.read, default: LatencyHistogram()].add(session.latency.read)
-        goneLatency[.filtered, default: LatencyHistogram()].add(session.latency.filtered)
+        let ages = session.latency.snapshot
+        goneLatency[.read, default: LatencyHistogram()].add(ages.read)
+        goneLatency[.filtered, default: LatencyHistogram()].add(ages.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
         session.settings.onCompleted()
@@ -300,7 +307,7 @@ extension DeviceHub {
             var total = goneLatency
             var devices: [DeviceID: [LatencyStage: LatencySummary]] = [:]
             for session in registry.withLock({ Array($0.sessions.values) }) {
-                let l = session.latency
+                let l = session.latency.snapshot
                 devices[session.info.id] = [.read: l.read.summary, .filtered: l.filtered.summary]
                 total[.read, default: LatencyHistogram()].add(l.read)
                 total[.filtered, default: LatencyHistogram()].add(l.filtered)

@@ -25,15 +25,46 @@ extension ObservableType where Element == InputFrame {
                             settingsUpdates: Observable<DeviceFilterSettings> = .never(),
                             onUpdate: ((InputFrame?, DeviceCounters) -> Void)? = nil,
                             onSpurious: ((UInt16) -> Void)? = nil) -> Observable<InputFrame> {
-        let source = self
+        let source = self.asObservable()
         return Observable.create { observer in
-            let sink = TimedSink(NoiseFilterMachine(downstream: observer, filter: NoiseFilter(settings: settings),
-                                                    onUpdate: onUpdate, onSpurious: onSpurious),
-                                 scheduler: scheduler)
-            let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
-            let frames = source.subscribe(AnyObserver { [weak sink] in sink?.send(.event($0)) })
-            return Disposables.create(settingsSubscription, Disposables.create(frames, sink))
+            NoiseFilterStage.subscribe(source, settings, scheduler: scheduler, settingsUpdates: settingsUpdates,
+                                       onUpdate: onUpdate, onSpurious: onSpurious, downstream: observer)
         }
+    }
+}
+
+/// The filter stage without an `Observable` of its own: what `filterNoise` subscribes, and
+/// what `DeviceHub` subscribes directly so a frame crosses one observer closure into the
+/// stage and one out of it (no operator wrapper between the device and its filter).
+enum NoiseFilterStage {
+    /// Subscribes the filter to `frames`, delivering to `downstream`, with `filterNoise`'s
+    /// semantics; `onFrame` sees each frame as it arrives, before the filter (on the delivering
+    /// thread). The returned disposable disposes the frames' and settings' subscriptions and
+    /// the timer.
+    static func subscribe(_ frames: Observable<InputFrame>, _ settings: DeviceFilterSettings, scheduler: SchedulerType,
+                          settingsUpdates: Observable<DeviceFilterSettings>,
+                          onFrame: ((InputFrame) -> Void)? = nil,
+                          onUpdate: ((InputFrame?, DeviceCounters) -> Void)?,
+                          onSpurious: ((UInt16) -> Void)?,
+                          downstream: AnyObserver<InputFrame>) -> Disposable {
+        let sink = TimedSink(NoiseFilterMachine(downstream: downstream, filter: NoiseFilter(settings: settings),
+                                                onUpdate: onUpdate, onSpurious: onSpurious),
+                             scheduler: scheduler)
+        let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
+        // Strong: the source holds this observer only until it ends or is disposed, and the
+        // sink holds nothing of the source, so there is no cycle; a weak load per frame would
+        // cost a side-table look-up.
+        let input: AnyObserver<InputFrame>
+        if let onFrame {
+            input = AnyObserver { event in
+                if case .next(let frame) = event { onFrame(frame) }
+                sink.send(.event(event))
+            }
+        } else {
+            input = AnyObserver { sink.send(.event($0)) }
+        }
+        let subscription = frames.subscribe(input)
+        return Disposables.create(settingsSubscription, Disposables.create(subscription, sink))
     }
 }
 

@@ -1,5 +1,6 @@
 import Histogram
 import InputModel
+import Synchronization
 
 /// Frame ages (ns) in an HDR histogram (HdrHistogram's Swift package): 1 µs to 60 s at two
 /// significant digits (each value within 1 %), about 20 KB. Younger than 1 µs counts as 0;
@@ -53,8 +54,48 @@ public struct HubLatency: Sendable {
     public var total: [LatencyStage: LatencyHistogram]
 }
 
-/// One device's histograms; touched only on the hub's scheduler.
+/// One device's histograms, written per frame and read by the hub, all on the hub's
+/// scheduler (one thread at a time). Without dynamic exclusivity checks, which cost more per
+/// frame than the records themselves; debug builds (the tests) check instead that no two
+/// records or reads ever overlap.
 final class DeviceLatency {
-    var read = LatencyHistogram()
-    var filtered = LatencyHistogram()
+    @exclusivity(unchecked) private(set) var read = LatencyHistogram()
+    @exclusivity(unchecked) private(set) var filtered = LatencyHistogram()
+    #if DEBUG
+    private let busy = Atomic<Bool>(false)
+    #endif
+
+    /// Records a frame's age at `read`.
+    @inline(__always)
+    func recordRead(_ age: Int64) {
+        enter(); defer { leave() }
+        read.record(age)
+    }
+
+    /// Records a frame's age at `filtered`.
+    @inline(__always)
+    func recordFiltered(_ age: Int64) {
+        enter(); defer { leave() }
+        filtered.record(age)
+    }
+
+    /// Both histograms, copied.
+    var snapshot: (read: LatencyHistogram, filtered: LatencyHistogram) {
+        enter(); defer { leave() }
+        return (read, filtered)
+    }
+
+    @inline(__always)
+    private func enter() {
+        #if DEBUG
+        precondition(!busy.exchange(true, ordering: .acquiring), "DeviceLatency: used from two places at once")
+        #endif
+    }
+
+    @inline(__always)
+    private func leave() {
+        #if DEBUG
+        busy.store(false, ordering: .releasing)
+        #endif
+    }
 }
