@@ -47,6 +47,53 @@ public final class ReplaySource: @unchecked Sendable {
         let kind: StepKind
     }
 
+    /// One device's frames, stored flat: the events of every frame in order (no
+    /// `SYN_REPORT`s) and where each frame ends. A frame's array is made when it is played and
+    /// freed once its receivers let go, so a replay holds no array per frame and frees none at
+    /// its end. Frames follow `FramedEvents`: a frame ends at each `SYN_REPORT`, with its time.
+    struct FrameTable {
+        private(set) var events: [InputEvent] = []
+        /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
+        private(set) var ends: [(time: Int64, end: Int)] = []
+        /// Events after the last `SYN_REPORT` (not a frame; not kept).
+        private(set) var incompleteEvents = 0
+
+        init() {}
+
+        /// The frames of a recording's `events` (in time order).
+        init(grouping all: [InputEvent]) {
+            events.reserveCapacity(all.count)
+            var pending = 0
+            for event in all {
+                if event.isSynReport {
+                    ends.append((event.time, events.count))
+                    pending = 0
+                } else {
+                    events.append(event)
+                    pending += 1
+                }
+            }
+            incompleteEvents = pending
+            events.removeLast(pending)
+        }
+
+        /// Adds a frame.
+        mutating func append(time: Int64, events frame: [InputEvent]) {
+            events.append(contentsOf: frame)
+            ends.append((time, events.count))
+        }
+
+        /// Frame `i`, its times (the frame's and its events') moved by `shift`.
+        func frame(_ i: Int, shiftedBy shift: Int64) -> InputFrame {
+            let start = i == 0 ? 0 : ends[i - 1].end
+            var frame = InputFrame(time: ends[i].time + shift, events: Array(events[start..<ends[i].end]))
+            if shift != 0 {
+                for j in frame.events.indices { frame.events[j].time += shift }
+            }
+            return frame
+        }
+    }
+
     /// A step with its rank among steps of the same time (see `ordered`).
     struct Ranked {
         let step: Step
@@ -117,7 +164,7 @@ public final class ReplaySource: @unchecked Sendable {
     /// their appearance, in a session).
     public let droppedIncompleteEvents: Int
 
-    private let frames: [[InputFrame]]
+    private let frames: [FrameTable]
     private let steps: [Step]
     private let scheduler: SchedulerType
     private let speed: Double
@@ -162,7 +209,7 @@ public final class ReplaySource: @unchecked Sendable {
         self.removeAtEnd = removeAtEnd
         self.loopGap = loopGap.nanoseconds
         var infos: [DeviceInfo] = []
-        var framesPerDevice: [[InputFrame]] = []
+        var framesPerDevice: [FrameTable] = []
         var dropped = 0
         var seen: [DeviceID: Int] = [:]
         func announce(_ info: DeviceInfo) {
@@ -175,28 +222,28 @@ public final class ReplaySource: @unchecked Sendable {
         for recording in recordings {
             for device in recording.devices {
                 announce(device.info)
-                let framed = device.frames()
-                dropped += framed.incompleteFrame.count
-                framesPerDevice.append(framed.frames)
+                let table = FrameTable(grouping: device.events)
+                dropped += table.incompleteEvents
+                framesPerDevice.append(table)
             }
         }
         // Each source's steps: a plain recording device's add, frames and end; a session's
         // timeline. The replay's order is by time, then rank (a plain recording's adds first
         // and its ends last at their time), then the order the steps were made in.
         var lists: [[Ranked]] = []
-        for (d, list) in framesPerDevice.enumerated() {
+        for (d, table) in framesPerDevice.enumerated() {
             var steps: [Ranked] = []
-            steps.reserveCapacity(list.count + 2)
+            steps.reserveCapacity(table.ends.count + 2)
             steps.append(Ranked(Step(time: 0, device: d, kind: .add), rank: 0))
-            for (i, frame) in list.enumerated() { steps.append(Ranked(Step(time: frame.time, device: d, kind: .frame(i)), rank: 1)) }
-            steps.append(Ranked(Step(time: list.last?.time ?? 0, device: d, kind: .remove), rank: 2))
+            for (i, end) in table.ends.enumerated() { steps.append(Ranked(Step(time: end.time, device: d, kind: .frame(i)), rank: 1)) }
+            steps.append(Ranked(Step(time: table.ends.last?.time ?? 0, device: d, kind: .remove), rank: 2))
             lists.append(steps)
         }
         for session in sessions {
             let first = infos.count
             for device in session.devices {
                 announce(device.info)
-                framesPerDevice.append([])
+                framesPerDevice.append(FrameTable())
             }
             var steps: [Ranked] = []
             // The timeline's own order; frames end at their SYN_REPORT.
@@ -215,9 +262,9 @@ public final class ReplaySource: @unchecked Sendable {
                         pending[entry.device].append(event)
                         continue
                     }
-                    framesPerDevice[d].append(InputFrame(time: entry.time, events: pending[entry.device]))
+                    framesPerDevice[d].append(time: entry.time, events: pending[entry.device])
                     pending[entry.device] = []
-                    steps.append(Ranked(Step(time: entry.time, device: d, kind: .frame(framesPerDevice[d].count - 1)), rank: 1))
+                    steps.append(Ranked(Step(time: entry.time, device: d, kind: .frame(framesPerDevice[d].ends.count - 1)), rank: 1))
                 case .remove:
                     present[entry.device] = false
                     dropped += pending[entry.device].count
@@ -315,14 +362,7 @@ public final class ReplaySource: @unchecked Sendable {
                 subjects[step.device] = subject
                 streams.onNext(DeviceStream(info: info, frames: subject.asObservable()))
             case .frame(let i):
-                var frame = frames[step.device][i]
-                frame.time = eventOrigin + frame.time
-                // Identity mapping (origin 0, the usual replay): the events keep their times,
-                // and the frame shares its recorded array instead of copying it.
-                if eventOrigin != 0 {
-                    for j in frame.events.indices { frame.events[j].time += eventOrigin }
-                }
-                subjects[step.device].onNext(frame)
+                subjects[step.device].onNext(frames[step.device].frame(i, shiftedBy: eventOrigin))
             case .remove:
                 guard present[step.device], loop || removeAtEnd else { continue }
                 present[step.device] = false
