@@ -84,4 +84,32 @@ import Testing
         sum.add(h)
         #expect(sum.count == 4)
     }
+
+    @Test("runs of equal ages are counted before they reach the histogram: every reading includes the run being counted")
+    func runsOfEqualAges() {
+        var runs = LatencyHistogram(), plain = [UInt64]()
+        let ages: [Int64] = [0, 0, 0, 2_000_000, 2_000_000, 0, -1, 9_000_000, 9_000_000, 9_000_000]
+        for age in ages {
+            runs.record(age)
+            plain.append(UInt64(max(age, 0)))
+        }
+        // Read while the last run (three 9 ms ages) is still pending.
+        #expect(runs.count == 10)
+        let s = runs.summary
+        #expect(s.count == 10)
+        #expect(s.p50 < 1_000)                   // five of ten are 0 (the -1 included): below 1 µs
+        #expect(near(s.p90, 9_000_000) && near(s.max, 9_000_000))
+        // Reading does not lose the run: more of the same age, then a different one.
+        runs.record(9_000_000)
+        runs.record(1_000_000)
+        #expect(runs.summary.count == 12)
+        // `add` takes both sides' pending runs.
+        var a = LatencyHistogram(), b = LatencyHistogram()
+        a.record(5_000_000); a.record(5_000_000)
+        b.record(7_000_000)
+        a.add(b)
+        #expect(a.count == 3 && a.summary.count == 3)
+        #expect(near(a.summary.max, 7_000_000) && near(a.summary.p50, 5_000_000))
+        #expect(b.count == 1)
+    }
 }
