@@ -1,22 +1,27 @@
+import Synchronization
+
 extension ObservableType {
     /// Delivers every event on `scheduler`, in order.
     ///
-    /// - Element, completion, error: delivered on `scheduler` in the order received.
-    /// - Hand-off: events go into a lock-free queue; one drain job is scheduled while the
-    ///   queue is non-empty, and it delivers everything queued (including events that arrive
-    ///   while it runs) before it ends. A burst of N events costs one scheduled job, not N —
-    ///   this is what beats one `DispatchQueue.async` per event.
+    /// - Element, completion, error: delivered on `scheduler`, one at a time, in the order
+    ///   received. Events sent from several threads at once (a source that breaks the grammar)
+    ///   are all delivered, serially, each thread's in the order it sent them; an event sent
+    ///   after another returned comes after it. After a stop event the source is disposed and
+    ///   nothing more is delivered.
+    /// - Hand-off: events go into a lock-free bounded ring (`TicketRing`, 1024 events); one
+    ///   drain job is scheduled while the ring is non-empty, and it delivers everything queued
+    ///   (including events that arrive while it runs) before it ends. A burst of N events
+    ///   costs one scheduled job, not N — this is what beats one `DispatchQueue.async` per
+    ///   event. Queueing an event allocates nothing.
+    /// - Full ring: when 1024 events are already waiting, each further event is stored in an
+    ///   overflow node (one allocation) until the drain job catches up. No event is lost or
+    ///   reordered and no sender waits, so a sender on the scheduler itself cannot deadlock.
     /// - Disposal: disposes the source; queued events are dropped, and a drain job in flight
-    ///   stops before the next event.
+    ///   stops before the next event (also when disposed from inside `onNext`).
     /// - Serial even on a concurrent scheduler: at most one drain job exists at a time.
     @inlinable
     public func observeOn(_ scheduler: ImmediateSchedulerType) -> Observable<Element> {
-        let source = self
-        return Observable { observer in
-            let sink = ObserveOnSink(downstream: observer, scheduler: scheduler)
-            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
-            return sink
-        }
+        observeOn(scheduler, ringCapacity: observeOnRingCapacity)
     }
 
     /// `observeOn` under the name newer RxSwift uses.
@@ -24,16 +29,35 @@ extension ObservableType {
     public func observe(on scheduler: ImmediateSchedulerType) -> Observable<Element> {
         observeOn(scheduler)
     }
+
+    /// `observeOn` with a ring of `ringCapacity` events (rounded up to a power of two, at
+    /// least 2); tests use small rings to exercise the overflow path.
+    @inlinable
+    func observeOn(_ scheduler: ImmediateSchedulerType, ringCapacity: Int) -> Observable<Element> {
+        let source = self
+        return Observable { observer in
+            let sink = ObserveOnSink(downstream: observer, scheduler: scheduler, ringCapacity: ringCapacity)
+            sink.setUpstream(source.subscribe(AnyObserver { sink.on($0) }))
+            return sink
+        }
+    }
 }
+
+/// Events `observeOn` queues before further events overflow into allocated nodes.
+@usableFromInline let observeOnRingCapacity = 1024
 
 @usableFromInline
 final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
-    @usableFromInline let gate = SerialGate<Event<Element>>()
+    @usableFromInline let queue: TicketRing<Event<Element>>
+    /// Events queued and not yet accounted for by the drain job; the sender that moves it
+    /// from 0 schedules the job.
+    @usableFromInline let wip = Atomic<Int>(0)
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let scheduler: ImmediateSchedulerType
 
     @inlinable
-    init(downstream: AnyObserver<Element>, scheduler: ImmediateSchedulerType) {
+    init(downstream: AnyObserver<Element>, scheduler: ImmediateSchedulerType, ringCapacity: Int) {
+        self.queue = TicketRing(capacity: ringCapacity)
         self.downstream = downstream
         self.scheduler = scheduler
         super.init()
@@ -41,17 +65,25 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
 
     @inlinable
     func on(_ event: Event<Element>) {
-        if gate.enqueue(event) {
+        queue.push(event)
+        if wip.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0 {
             scheduler.schedule { self.drain() }
         }
     }
 
+    /// The drain job: delivers (or, once disposed, drops) queued events until every counted
+    /// event is accounted for. A ticket whose sender has not stored its event yet ends a pass
+    /// early; that sender's count makes the loop (or a new job) look again.
     @inlinable
     func drain() {
-        gate.drain(missed: 1) { event in
-            if isDisposed { return }
-            downstream.on(event)
-            if event.isStopEvent { dispose() }
-        }
+        var missed = 1
+        repeat {
+            while let event = queue.pop() {
+                if isDisposed { continue }
+                downstream.on(event)
+                if event.isStopEvent { dispose() }
+            }
+            missed = wip.subtract(missed, ordering: .acquiringAndReleasing).newValue
+        } while missed != 0
     }
 }
