@@ -13,7 +13,9 @@ struct TicketRingTests {
     /// Shares one ring (a non-copyable value) between threads.
     final class Box: @unchecked Sendable {
         let ring: TicketRing<Int>
-        init(capacity: Int) { ring = TicketRing(capacity: capacity) }
+        init(capacity: Int, stallTimeout: Int64 = TicketRing<Int>.defaultStallTimeout) {
+            ring = TicketRing(capacity: capacity, stallTimeout: stallTimeout)
+        }
     }
 
     @Test("capacity is rounded up to a power of two, at least 2")
@@ -134,5 +136,62 @@ struct TicketRingTests {
         #expect(values.count == total)
         #expect(perProducerComplete(values, producers: producers, perProducer: perProducer))
         #expect(box.ring.pop() == nil)
+    }
+
+    @Test("a producer facing a full ring waits while the consumer takes messages: no overflow")
+    func fullRingWaitsForConsumer() {
+        // A stall timeout far beyond the test's length: any overflow here would be a producer
+        // that failed to wait.
+        let box = Box(capacity: 8, stallTimeout: 60_000_000_000)
+        let producers = 3, perProducer = 20_000, total = producers * perProducer
+        let received = Mutex<[Int]>([])
+        runConcurrently(threads: producers + 1) { t in
+            if t < producers {
+                for i in 0..<perProducer { box.ring.push(t * 1_000_000 + i) }
+                return
+            }
+            var values: [Int] = []
+            while values.count < total {
+                if let value = box.ring.pop() { values.append(value) } else { sched_yield() }
+                if values.count % 1_000 == 0 { sched_yield() }   // let the ring fill up
+            }
+            received.withLock { $0 = values }
+        }
+        let values = received.withLock { $0 }
+        #expect(box.ring.overflowCount.load(ordering: .relaxed) == 0)
+        #expect(perProducerComplete(values, producers: producers, perProducer: perProducer))
+    }
+
+    @Test("a push from the consumer's own thread into a full ring overflows at once")
+    func consumerThreadDoesNotWait() {
+        let ring = TicketRing<Int>(capacity: 2, stallTimeout: 60_000_000_000)
+        let start = monotonicNow()
+        ring.beginConsuming()
+        for i in 0..<10 { ring.push(i) }
+        ring.endConsuming()
+        #expect(monotonicNow() - start < 10_000_000_000)
+        #expect(ring.overflowCount.load(ordering: .relaxed) == 8)
+        for i in 0..<10 { #expect(ring.pop() == i) }
+        #expect(ring.pop() == nil)
+    }
+
+    @Test("a stalled consumer costs one stall timeout, then full-ring pushes overflow at once until it takes a message")
+    func stallCostsOneTimeout() {
+        let timeout: Int64 = 50_000_000
+        let ring = TicketRing<Int>(capacity: 2, stallTimeout: timeout)
+        var start = monotonicNow()
+        for i in 0..<22 { ring.push(i) }   // 20 overflow; waiting for each would take 1 s
+        var elapsed = monotonicNow() - start
+        #expect(elapsed >= timeout)
+        #expect(elapsed < 10 * timeout)
+        #expect(ring.overflowCount.load(ordering: .relaxed) == 20)
+        #expect(ring.pop() == 0)
+        // The consumer moved: the next producer to find the ring full waits again.
+        start = monotonicNow()
+        ring.push(22)
+        elapsed = monotonicNow() - start
+        #expect(elapsed >= timeout)
+        for i in 1...22 { #expect(ring.pop() == i) }
+        #expect(ring.pop() == nil)
     }
 }

@@ -1,4 +1,9 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A lock-free multi-producer, single-consumer FIFO queue: a bounded ring of slots with a
 /// sequence number per slot (after Dmitry Vyukov's bounded queue), plus an overflow list
@@ -7,13 +12,22 @@ import Synchronization
 /// - **Order**: every `push` takes a ticket from one counter (one `wrappingAdd`) and `pop`
 ///   returns messages strictly in ticket order. Messages pushed by one thread come out in the
 ///   order they were pushed, and a push that happens-before another comes out before it.
-/// - **Storage**: ticket `t` is stored in slot `t % capacity` when, at the moment its producer
-///   looks, the consumer has already taken ticket `t - capacity` out of that slot — that is,
-///   when fewer than `capacity` messages are waiting ahead of it. Otherwise (the ring is full)
-///   it goes into an overflow node: one allocation, pushed onto a Treiber stack, which the
-///   consumer moves into a table keyed by ticket. Nothing is lost and no producer ever waits;
-///   while the consumer keeps up to within `capacity` messages, `push` and `pop` allocate
-///   nothing.
+/// - **Storage**: ticket `t` is stored in slot `t % capacity` once the consumer has taken
+///   ticket `t - capacity` out of that slot, that is, once fewer than `capacity` messages are
+///   waiting ahead of it. While they are not (the ring is full), the producer waits, yielding
+///   the CPU, as long as the consumer keeps taking messages; it stores its message in an
+///   overflow node instead (one allocation, pushed onto a Treiber stack that the consumer
+///   moves into a table keyed by ticket) when
+///   - the producer is the consumer's own thread (between `beginConsuming` and
+///     `endConsuming`: a re-entrant push could never see the slot freed), or
+///   - the consumer has taken nothing for `stallTimeout` (it is not running: not started yet,
+///     its thread busy elsewhere, or waiting for this producer); the consumer is then marked
+///     stalled at that ticket, and until it takes the next message further producers that
+///     find the ring full use overflow nodes at once, so a stall costs one `stallTimeout`,
+///     not one per message.
+///
+///   Nothing is lost or reordered and nothing waits unboundedly. While the consumer keeps up
+///   (or keeps running), `push` and `pop` allocate nothing.
 /// - **Gaps**: a ticket that has been taken but whose message is not stored yet makes `pop`
 ///   return nil, even when later tickets are ready. Pair each `push` with a signal the
 ///   consumer waits for (`ObserveOnSink` counts pushes in its `wip` word) so the consumer looks
@@ -21,8 +35,8 @@ import Synchronization
 /// - **Threads**: `push` from any number of threads at once; `pop` from one thread at a time,
 ///   with a happens-before edge from one consumer to the next (the caller's drain protocol).
 ///
-/// Costs: `push` is one `wrappingAdd`, one acquiring load and one releasing store; `pop` is
-/// one acquiring load and one releasing store. Memory: `capacity` (rounded up to a power of
+/// Costs: `push` into a free slot is one `wrappingAdd`, one acquiring load and one releasing
+/// store; `pop` is one acquiring load and two stores. Memory: `capacity` (rounded up to a power of
 /// two) × (8 bytes + `MemoryLayout<Message>.stride`), allocated by `init`.
 @usableFromInline
 struct TicketRing<Message>: ~Copyable {
@@ -52,6 +66,25 @@ struct TicketRing<Message>: ~Copyable {
         init() {}
     }
 
+    /// What producers read about the consumer, apart from the slots (its own cache lines).
+    @usableFromInline
+    struct ConsumerSignals: ~Copyable {
+        /// The consumer's next ticket, stored after every `pop` that returns a message.
+        @usableFromInline let head = Atomic<Int>(0)
+        /// The head at which a waiting producer gave up (-1: none).
+        @usableFromInline let stalledAt = Atomic<Int>(-1)
+        /// The consuming thread (`pthread_self`) between `beginConsuming` and
+        /// `endConsuming`, else 0.
+        @usableFromInline let thread = Atomic<UInt>(0)
+
+        @inlinable
+        init() {}
+    }
+
+    /// How long a producer facing a full ring waits for the consumer to take a message
+    /// before it uses an overflow node.
+    @usableFromInline static var defaultStallTimeout: Int64 { 1_000_000 }   // 1 ms
+
     /// Number of slots minus one (the capacity is a power of two).
     @usableFromInline let mask: Int
     /// The next ticket to hand out.
@@ -65,11 +98,15 @@ struct TicketRing<Message>: ~Copyable {
     /// Per slot: the message, initialised exactly while the slot holds a ticket.
     @usableFromInline let messages: UnsafeMutablePointer<Message>
     @usableFromInline let consumer: UnsafeMutablePointer<ConsumerState>
+    @usableFromInline let signals: UnsafeMutablePointer<ConsumerSignals>
+    /// Nanoseconds without consumer progress after which a waiting producer overflows.
+    @usableFromInline let stallTimeout: Int64
 
     /// An empty queue whose ring holds `capacity` messages, rounded up to a power of two
-    /// (at least 2).
+    /// (at least 2); `stallTimeout` in nanoseconds (tests shorten or lengthen it).
     @inlinable
-    init(capacity: Int) {
+    init(capacity: Int, stallTimeout: Int64 = TicketRing.defaultStallTimeout) {
+        self.stallTimeout = stallTimeout
         var slots = 2
         while slots < capacity { slots <<= 1 }
         mask = slots - 1
@@ -78,6 +115,8 @@ struct TicketRing<Message>: ~Copyable {
         messages = .allocate(capacity: slots)
         consumer = .allocate(capacity: 1)
         consumer.initialize(to: ConsumerState())
+        signals = .allocate(capacity: 1)
+        signals.initialize(to: ConsumerSignals())
     }
 
     deinit {
@@ -93,6 +132,8 @@ struct TicketRing<Message>: ~Copyable {
         }
         consumer.deinitialize(count: 1)
         consumer.deallocate()
+        signals.deinitialize(count: 1)
+        signals.deallocate()
         messages.deallocate()
         sequences.deinitialize(count: mask + 1)
         sequences.deallocate()
@@ -119,12 +160,42 @@ struct TicketRing<Message>: ~Copyable {
     @inlinable
     func store(_ message: consuming Message, ticket: Int) {
         let index = ticket & mask
-        if sequences[index].load(ordering: .acquiring) == ticket {
+        if sequences[index].load(ordering: .acquiring) == ticket || waitForSlot(index, ticket: ticket) {
             (messages + index).initialize(to: message)
             sequences[index].store(ticket &+ 1, ordering: .releasing)
         } else {
             pushOverflow(ticket: ticket, message: message)
         }
+    }
+
+    /// Waits while the ring is full and the consumer keeps taking messages; true when slot
+    /// `index` became free for `ticket`, false when the message must overflow (see the type's
+    /// documentation).
+    @usableFromInline
+    func waitForSlot(_ index: Int, ticket: Int) -> Bool {
+        let signals = self.signals
+        if signals.pointee.thread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) {
+            return false
+        }
+        var seen = signals.pointee.head.load(ordering: .relaxed)
+        if signals.pointee.stalledAt.load(ordering: .relaxed) == seen { return false }
+        var progressAt = monotonicNow()
+        var polls = 0
+        while sequences[index].load(ordering: .acquiring) != ticket {
+            polls += 1
+            if polls < 64 { continue }
+            sched_yield()
+            let head = signals.pointee.head.load(ordering: .relaxed)
+            let now = monotonicNow()
+            if head != seen {
+                seen = head
+                progressAt = now
+            } else if now - progressAt >= stallTimeout {
+                signals.pointee.stalledAt.store(seen, ordering: .relaxed)
+                return false
+            }
+        }
+        return true
     }
 
     @inlinable
@@ -158,7 +229,21 @@ struct TicketRing<Message>: ~Copyable {
         // Either way the slot is now free for ticket head + capacity.
         sequences[index].store(head &+ mask &+ 1, ordering: .releasing)
         consumer.pointee.head = head &+ 1
+        signals.pointee.head.store(head &+ 1, ordering: .relaxed)
         return message
+    }
+
+    /// Marks the calling thread as the consumer until `endConsuming`: a push from it into a
+    /// full ring overflows at once instead of waiting for itself.
+    @inlinable
+    func beginConsuming() {
+        signals.pointee.thread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+    }
+
+    /// Ends `beginConsuming`.
+    @inlinable
+    func endConsuming() {
+        signals.pointee.thread.store(0, ordering: .relaxed)
     }
 
     /// Ticket `head`'s message from the overflow list, if its producer has stored it there.

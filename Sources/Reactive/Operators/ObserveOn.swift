@@ -12,10 +12,14 @@ extension ObservableType {
     ///   drain job is scheduled while the ring is non-empty, and it delivers everything queued
     ///   (including events that arrive while it runs) before it ends. A burst of N events
     ///   costs one scheduled job, not N — this is what beats one `DispatchQueue.async` per
-    ///   event. Queueing an event allocates nothing.
-    /// - Full ring: when 1024 events are already waiting, each further event is stored in an
-    ///   overflow node (one allocation) until the drain job catches up. No event is lost or
-    ///   reordered and no sender waits, so a sender on the scheduler itself cannot deadlock.
+    ///   event. Queueing an event allocates nothing while the ring has room.
+    /// - Full ring: when 1024 events are already waiting, a sender waits (yielding the CPU)
+    ///   for the drain job to free a slot, as long as the drain job keeps delivering. The event
+    ///   goes into an overflow node (one allocation) instead when the sender is the drain job
+    ///   itself (a send from inside `onNext`), or when nothing has been delivered for 1 ms (the
+    ///   drain job is not running: its scheduler is busy, perhaps with this sender); until the
+    ///   next delivery, further senders that find the ring full then overflow at once. No event
+    ///   is lost or reordered and nothing deadlocks; a sender waits at most 1 ms per stall.
     /// - Disposal: disposes the source; queued events are dropped, and a drain job in flight
     ///   stops before the next event (also when disposed from inside `onNext`).
     /// - Serial even on a concurrent scheduler: at most one drain job exists at a time.
@@ -43,7 +47,7 @@ extension ObservableType {
     }
 }
 
-/// Events `observeOn` queues before further events overflow into allocated nodes.
+/// Events `observeOn` queues before further senders wait (or overflow into allocated nodes).
 @usableFromInline let observeOnRingCapacity = 1024
 
 @usableFromInline
@@ -77,6 +81,8 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
     @inlinable
     func drain() {
         var missed = 1
+        queue.beginConsuming()
+        defer { queue.endConsuming() }
         repeat {
             while let event = queue.pop() {
                 if isDisposed { continue }
