@@ -14,8 +14,9 @@ import Darwin
 ///   order they were pushed, and a push that happens-before another comes out before it.
 /// - **Storage**: ticket `t` is stored in slot `t % capacity` once the consumer has taken
 ///   ticket `t - capacity` out of that slot, that is, once fewer than `capacity` messages are
-///   waiting ahead of it. While they are not (the ring is full), the producer waits, yielding
-///   the CPU, as long as the consumer keeps taking messages; it stores its message in an
+///   waiting ahead of it. While they are not (the ring is full), the producer waits (polling
+///   for 50 µs, then yielding the CPU between polls) as long as the consumer keeps taking
+///   messages; it stores its message in an
 ///   overflow node instead (one allocation, pushed onto a Treiber stack that the consumer
 ///   moves into a table keyed by ticket) when
 ///   - the producer is the consumer's own thread (between `beginConsuming` and
@@ -84,6 +85,8 @@ struct TicketRing<Message>: ~Copyable {
     /// How long a producer facing a full ring waits for the consumer to take a message
     /// before it uses an overflow node.
     @usableFromInline static var defaultStallTimeout: Int64 { 1_000_000 }   // 1 ms
+    /// How long a waiting producer polls before it starts yielding the CPU between polls.
+    @usableFromInline static var spinTime: Int64 { 50_000 }   // 50 µs
 
     /// Number of slots minus one (the capacity is a power of two).
     @usableFromInline let mask: Int
@@ -179,14 +182,17 @@ struct TicketRing<Message>: ~Copyable {
         }
         var seen = signals.pointee.head.load(ordering: .relaxed)
         if signals.pointee.stalledAt.load(ordering: .relaxed) == seen { return false }
-        var progressAt = monotonicNow()
+        let start = monotonicNow()
+        var progressAt = start
         var polls = 0
         while sequences[index].load(ordering: .acquiring) != ticket {
             polls += 1
-            if polls < 64 { continue }
-            sched_yield()
-            let head = signals.pointee.head.load(ordering: .relaxed)
+            if polls & 63 != 0 { continue }
             let now = monotonicNow()
+            // Spin first: a running consumer frees a slot within microseconds, and giving up
+            // the CPU under load can cost a whole time slice (and let the drain job run dry).
+            if now - start >= TicketRing.spinTime { sched_yield() }
+            let head = signals.pointee.head.load(ordering: .relaxed)
             if head != seen {
                 seen = head
                 progressAt = now
