@@ -15,7 +15,7 @@ import Darwin
 /// - **Storage**: ticket `t` is stored in slot `t % capacity` once the consumer has taken
 ///   ticket `t - capacity` out of that slot, that is, once fewer than `capacity` messages are
 ///   waiting ahead of it. While they are not (the ring is full), the producer waits (polling
-///   for 50 µs, then yielding the CPU between polls) as long as the consumer keeps taking
+///   for 50 µs, then sleeping 20 µs between polls) as long as the consumer keeps taking
 ///   messages; it stores its message in an
 ///   overflow node instead (one allocation, pushed onto a Treiber stack that the consumer
 ///   moves into a table keyed by ticket) when
@@ -84,8 +84,8 @@ struct TicketRing<Message>: ~Copyable {
 
     /// How long a producer facing a full ring waits for the consumer to take a message
     /// before it uses an overflow node.
-    @usableFromInline static var defaultStallTimeout: Int64 { 1_000_000 }   // 1 ms
-    /// How long a waiting producer polls before it starts yielding the CPU between polls.
+    @usableFromInline static var defaultStallTimeout: Int64 { 10_000_000 }   // 10 ms
+    /// How long a waiting producer polls before it starts sleeping (20 µs) between polls.
     @usableFromInline static var spinTime: Int64 { 50_000 }   // 50 µs
 
     /// Number of slots minus one (the capacity is a power of two).
@@ -189,9 +189,10 @@ struct TicketRing<Message>: ~Copyable {
             polls += 1
             if polls & 63 != 0 { continue }
             let now = monotonicNow()
-            // Spin first: a running consumer frees a slot within microseconds, and giving up
-            // the CPU under load can cost a whole time slice (and let the drain job run dry).
-            if now - start >= TicketRing.spinTime { sched_yield() }
+            // Spin first: a running consumer frees a slot within microseconds. Then sleep
+            // between polls, so that a consumer waiting for this CPU gets it (a yield does
+            // not hand the CPU over reliably).
+            if now - start >= TicketRing.spinTime { usleep(20) }
             let head = signals.pointee.head.load(ordering: .relaxed)
             if head != seen {
                 seen = head
@@ -237,6 +238,16 @@ struct TicketRing<Message>: ~Copyable {
         consumer.pointee.head = head &+ 1
         signals.pointee.head.store(head &+ 1, ordering: .relaxed)
         return message
+    }
+
+    /// Whether `pop` would return a message now (or, for an overflow list that is not
+    /// empty, might). One consumer at a time.
+    @inlinable
+    var nextMayBeReady: Bool {
+        let head = consumer.pointee.head
+        return sequences[head & mask].load(ordering: .acquiring) == head &+ 1
+            || !consumer.pointee.parked.isEmpty
+            || overflow.load(ordering: .relaxed) != nil
     }
 
     /// Marks the calling thread as the consumer until `endConsuming`: a push from it into a

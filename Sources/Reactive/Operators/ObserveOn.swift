@@ -47,6 +47,9 @@ extension ObservableType {
     }
 }
 
+/// How long a drain job that ran out of events polls for more before it ends (10 µs).
+@usableFromInline let observeOnLingerTime: Int64 = 10_000
+
 /// Events `observeOn` queues before further senders wait (or overflow into allocated nodes).
 @usableFromInline let observeOnRingCapacity = 1024
 
@@ -84,12 +87,30 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
         queue.beginConsuming()
         defer { queue.endConsuming() }
         repeat {
-            while let event = queue.pop() {
-                if isDisposed { continue }
-                downstream.on(event)
-                if event.isStopEvent { dispose() }
-            }
+            repeat {
+                while let event = queue.pop() {
+                    if isDisposed { continue }
+                    downstream.on(event)
+                    if event.isStopEvent { dispose() }
+                }
+            } while lingerForNext()
             missed = wip.subtract(missed, ordering: .acquiringAndReleasing).newValue
         } while missed != 0
+    }
+
+    /// After the ring ran dry: polls it for up to `lingerTime` and returns whether an event
+    /// arrived meanwhile. A sender about as fast as the subscriber would otherwise make the
+    /// drain job end and be scheduled again every few events, and each scheduled job
+    /// allocates (its closure, the scheduler's disposable and dispatch block).
+    @usableFromInline
+    func lingerForNext() -> Bool {
+        if isDisposed { return false }
+        let start = monotonicNow()
+        var polls = 0
+        while !queue.nextMayBeReady {
+            polls += 1
+            if polls & 63 == 0 && monotonicNow() - start >= observeOnLingerTime { return false }
+        }
+        return true
     }
 }
