@@ -91,7 +91,7 @@ struct TicketRing<Message>: ~Copyable {
     /// Number of slots minus one (the capacity is a power of two).
     @usableFromInline let mask: Int
     /// The next ticket to hand out.
-    @usableFromInline let tail = Atomic<Int>(0)
+    @usableFromInline let tail = IsolatedCounter(0)
     /// Overflow nodes, newest first.
     @usableFromInline let overflow = Atomic<Unmanaged<OverflowNode>?>(nil)
     /// Messages that went into overflow nodes so far (diagnostics and tests).
@@ -156,7 +156,7 @@ struct TicketRing<Message>: ~Copyable {
     /// must be passed to `store` exactly once; until then `pop` stops at it.
     @inlinable
     func takeTicket() -> Int {
-        tail.wrappingAdd(1, ordering: .relaxed).oldValue
+        tail.takeNext()
     }
 
     /// The second half of `push`: stores the message for `ticket` (from `takeTicket`).

@@ -58,7 +58,7 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
     @usableFromInline let queue: TicketRing<Event<Element>>
     /// Events queued and not yet accounted for by the drain job; the sender that moves it
     /// from 0 schedules the job.
-    @usableFromInline let wip = Atomic<Int>(0)
+    @usableFromInline let wip = IsolatedCounter(0)
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let scheduler: ImmediateSchedulerType
 
@@ -73,7 +73,7 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
     @inlinable
     func on(_ event: Event<Element>) {
         queue.push(event)
-        if wip.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0 {
+        if wip.increment() == 0 {
             scheduler.schedule { self.drain() }
         }
     }
@@ -94,7 +94,7 @@ final class ObserveOnSink<Element>: OperatorSink, @unchecked Sendable {
                     if event.isStopEvent { dispose() }
                 }
             } while lingerForNext()
-            missed = wip.subtract(missed, ordering: .acquiringAndReleasing).newValue
+            missed = wip.subtract(missed)
         } while missed != 0
     }
 
