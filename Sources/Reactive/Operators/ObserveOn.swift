@@ -12,14 +12,17 @@ extension ObservableType {
     ///   drain job is scheduled while the ring is non-empty, and it delivers everything queued
     ///   (including events that arrive while it runs) before it ends. A burst of N events
     ///   costs one scheduled job, not N — this is what beats one `DispatchQueue.async` per
-    ///   event. Queueing an event allocates nothing while the ring has room.
-    /// - Full ring: when 1024 events are already waiting, a sender waits (yielding the CPU)
-    ///   for the drain job to free a slot, as long as the drain job keeps delivering. The event
-    ///   goes into an overflow node (one allocation) instead when the sender is the drain job
-    ///   itself (a send from inside `onNext`), or when nothing has been delivered for 1 ms (the
-    ///   drain job is not running: its scheduler is busy, perhaps with this sender); until the
-    ///   next delivery, further senders that find the ring full then overflow at once. No event
-    ///   is lost or reordered and nothing deadlocks; a sender waits at most 1 ms per stall.
+    ///   event. A job that runs dry polls the ring for up to 10 µs before it ends, so a sender
+    ///   about as fast as the subscriber keeps one job going instead of scheduling one every
+    ///   few events. Queueing an event allocates nothing while the ring has room.
+    /// - Full ring: when 1024 events are already waiting, a sender waits (polling for 50 µs,
+    ///   then sleeping 20 µs between polls) for the drain job to free a slot, as long as the
+    ///   drain job keeps delivering. The event goes into an overflow node (one allocation)
+    ///   instead when the sender is the drain job itself (a send from inside `onNext`), or when
+    ///   nothing has been delivered for 10 ms (the drain job is not running: not started yet,
+    ///   its scheduler busy — perhaps with this very sender); until the next delivery, further
+    ///   senders that find the ring full then overflow at once. No event is lost or reordered
+    ///   and nothing deadlocks; a sender waits at most 10 ms per stall of the drain job.
     /// - Disposal: disposes the source; queued events are dropped, and a drain job in flight
     ///   stops before the next event (also when disposed from inside `onNext`).
     /// - Serial even on a concurrent scheduler: at most one drain job exists at a time.
