@@ -37,8 +37,9 @@ import Darwin
 ///   with a happens-before edge from one consumer to the next (the caller's drain protocol).
 ///
 /// Costs: `push` into a free slot is one `wrappingAdd`, one acquiring load and one releasing
-/// store; `pop` is one acquiring load, one releasing store and one relaxed store. Memory: `capacity` (rounded up to a power of
-/// two) × (8 bytes + `MemoryLayout<Message>.stride`), allocated by `init`.
+/// store; `pop` is one acquiring load, one releasing store and one relaxed store. Memory:
+/// `capacity` (rounded up to a power of two) × (8 bytes + `MemoryLayout<Message>.stride`),
+/// plus a 128-byte ticket counter and two small blocks, allocated by `init`.
 @usableFromInline
 struct TicketRing<Message>: ~Copyable {
     /// A message that did not fit into the ring, with its ticket.
