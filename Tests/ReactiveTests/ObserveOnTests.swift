@@ -1,5 +1,5 @@
 import Dispatch
-import Reactive
+@testable import Reactive
 import ReactiveTesting
 import Synchronization
 import Testing
@@ -161,6 +161,148 @@ struct ObserveOnTests {
             scheduler.start()
             #expect(received.isEmpty)
         }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("virtual time, ring of 2: a burst at one instant overflows the ring and keeps its order")
+    func virtualTimeOverflow() {
+        let baseline = LiveResources.owned
+        do {
+            let scheduler = TestScheduler()
+            // The four events at 210 are sent before the drain job scheduled by the first
+            // one runs, so two of them go into overflow nodes.
+            let source = scheduler.createHotObservable([
+                .next(210, 1), .next(210, 2), .next(210, 3), .next(210, 4), .next(220, 5), .completed(230),
+            ])
+            let observer = scheduler.start { source.asObservable().observeOn(scheduler, ringCapacity: 2) }
+            #expect(observer.events == [
+                .next(210, 1), .next(210, 2), .next(210, 3), .next(210, 4), .next(220, 5), .completed(230),
+            ])
+            #expect(source.subscriptions == [Subscription(200, 230)])
+            #expect(Marbles.render(observer.events, start: 200) == "-(1234)5|")
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("ring of 4, a held burst of 5 000 goes through the overflow path: one job, order kept, completion last")
+    func heldBurstOverflows() {
+        let baseline = LiveResources.owned
+        do {
+            let counting = JobCountingScheduler(SerialDispatchQueueScheduler(label: "observeOn-overflow"))
+            let subject = PublishSubject<Int>()
+            let received = SharedList<Int>()
+            let done = DispatchSemaphore(value: 0)
+            let subscription = subject.observeOn(counting, ringCapacity: 4)
+                .subscribe(onNext: { received.append($0) }, onCompleted: {
+                    received.append(-1)
+                    done.signal()
+                })
+            let n = 5_000
+            counting.hold()
+            for i in 0..<n { subject.onNext(i) }   // 4 in the ring, the rest in overflow nodes
+            #expect(counting.scheduled == 1)
+            counting.release()
+            for i in n..<(2 * n) { subject.onNext(i) }
+            subject.onCompleted()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(received.values == Array(0..<(2 * n)) + [-1])
+            subscription.dispose()
+        }
+        waitForBaseline(baseline)
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("8 producer threads × 20 000 events into a ring of 16: each once, per-producer order, never concurrent, completion after all")
+    func manyProducersTinyRing() {
+        let baseline = LiveResources.owned
+        do {
+            let probe = DeliveryProbe<Int>()
+            let completions = SharedCounter()
+            let done = DispatchSemaphore(value: 0)
+            // The sink's own observer goes to every producer thread: nothing in front of
+            // observeOn serialises them.
+            let feed = Mutex<AnyObserver<Int>?>(nil)
+            let source = Observable<Int> { observer in
+                feed.withLock { $0 = observer }
+                return Disposables.create()
+            }
+            let subscription = source.observeOn(ConcurrentDispatchQueueScheduler(qos: .default), ringCapacity: 16)
+                .subscribe(onNext: { probe.receive($0) }, onCompleted: {
+                    completions.add(1)
+                    probe.receive(-1)
+                    done.signal()
+                })
+            let observer = feed.withLock { $0! }
+            let producers = 8, perProducer = 20_000
+            runConcurrently(threads: producers) { p in
+                for i in 0..<perProducer { observer.onNext(p * 1_000_000 + i) }
+            }
+            observer.onCompleted()
+            #expect(done.wait(timeout: .now() + 60) == .success)
+            observer.onNext(-2)   // after the stop event: dropped
+            let values = probe.values
+            #expect(probe.overlaps == 0)
+            #expect(values.count == producers * perProducer + 1)
+            #expect(values.last == -1)
+            #expect(perProducerComplete(Array(values.dropLast()), producers: producers, perProducer: perProducer))
+            subscription.dispose()
+            feed.withLock { $0 = nil }
+            usleep(20_000)
+            #expect(completions.value == 1)
+            #expect(probe.values.count == producers * perProducer + 1)
+        }
+        waitForBaseline(baseline)
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("dispose (twice) while 4 threads send into a ring of 8: delivery stops, nothing leaks")
+    func disposeDuringHeavySend() {
+        let baseline = LiveResources.owned
+        do {
+            let delivered = SharedCounter()
+            let sent = SharedCounter()
+            let stop = AtomicFlag()
+            let feed = Mutex<AnyObserver<Int>?>(nil)
+            let source = Observable<Int> { observer in
+                feed.withLock { $0 = observer }
+                return Disposables.create()
+            }
+            let subscription = source.observeOn(SerialDispatchQueueScheduler(label: "observeOn-dispose"), ringCapacity: 8)
+                .subscribe(onNext: { _ in delivered.add(1) })
+            let observer = feed.withLock { $0! }
+            let producers = 4
+            let afterDispose = SharedCounter()
+            // Threads 0..<producers send until told to stop; the last thread waits for some
+            // deliveries, then disposes (twice).
+            let disposedAt = Mutex<Int>(-1)
+            runConcurrently(threads: producers + 1) { t in
+                if t < producers {
+                    var i = 0
+                    while !stop.isSet {
+                        observer.onNext(i)
+                        sent.add(1)
+                        i += 1
+                    }
+                    return
+                }
+                let deadline = monotonicNow() + 10_000_000_000
+                while delivered.value < 5_000 && monotonicNow() < deadline { sched_yield() }
+                subscription.dispose()
+                subscription.dispose()   // idempotent
+                disposedAt.withLock { $0 = delivered.value }
+                let sentAtDispose = sent.value
+                usleep(50_000)   // the producers keep sending into the disposed sink
+                afterDispose.add(sent.value - sentAtDispose)
+                stop.set()
+            }
+            let countAtDispose = disposedAt.withLock { $0 }
+            #expect(countAtDispose >= 5_000)
+            #expect(afterDispose.value > 0)
+            // At most the delivery in flight when dispose returned completes afterwards.
+            #expect(delivered.value <= countAtDispose + 1)
+            feed.withLock { $0 = nil }
+        }
+        waitForBaseline(baseline)
         #expect(LiveResources.owned == baseline)
     }
 
