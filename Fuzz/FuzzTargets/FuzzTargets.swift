@@ -101,7 +101,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     /// Lines as YAML counts them: a line break is `\n`, `\r\n` or a lone `\r` (YAML 1.1 §5.4),
-    /// so Yams's line numbers may exceed the count of `\n`s. At least the `\n` count too: an
+    /// so libyaml's line numbers may exceed the count of `\n`s. At least the `\n` count too: an
     /// error line counted either way is a line the file has.
     static func yamlLineCount(_ bytes: [UInt8]) -> Int {
         var lines = 1, lf = 1

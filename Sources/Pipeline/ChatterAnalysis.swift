@@ -523,7 +523,7 @@ extension String {
     fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         var out = ""
         var rest = Substring(self)
-        while let r = rest.range(of: target) {
+        while let r = rest.firstRange(of: target) {
             out += rest[..<r.lowerBound]
             out += replacement
             rest = rest[r.upperBound...]

@@ -1,5 +1,4 @@
 import InputModel
-import Yams
 
 /// The noise-filter configuration: defaults plus per-device rules, read from YAML.
 ///

@@ -1,6 +1,6 @@
 import InputModel
 import Recording
-import Yams
+import YAML
 
 #if canImport(Glibc)
 import Glibc
@@ -51,16 +51,14 @@ extension FilterConfig {
 
     /// Parses configuration text.
     public static func parse(yaml: String, file: String? = nil) throws -> FilterConfig {
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: yaml)
-        } catch let YamlError.duplicatedKeysInMapping(duplicates, context) {
-            // Yams's own description holds the whole text; name the keys and the line.
-            throw ConfigError(file: file, line: context.mark.line > 0 ? context.mark.line : nil,
-                              key: duplicates.first ?? "",
-                              reason: "not valid YAML: duplicate key \(duplicates.map { "'\($0)'" }.joined(separator: ", "))")
-        } catch let error as YamlError {
-            throw ConfigError(file: file, line: yamlErrorLine(error, text: yaml), key: "", reason: "not valid YAML: \(error)")
+            root = try YAMLComposer.compose(yaml)
+        } catch where !error.duplicateKeys.isEmpty {
+            throw ConfigError(file: file, line: error.mark.line, key: error.duplicateKeys[0],
+                              reason: "not valid YAML: duplicate key \(error.duplicateKeys.map { "'\($0)'" }.joined(separator: ", "))")
+        } catch {
+            throw ConfigError(file: file, line: error.mark.line, key: "", reason: "not valid YAML: \(error.message)")
         }
         var config = FilterConfig()
         guard let root else { return config }   // empty file: built-in defaults
@@ -92,32 +90,18 @@ extension FilterConfig {
     }
 }
 
-private func yamlErrorLine(_ error: YamlError, text: String) -> Int? {
-    switch error {
-    case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
-        return mark.line
-    case .reader(_, let offset, _, _):
-        // A byte the YAML reader refuses (a control character, bad UTF-8): its offset counts
-        // from the start of the text (found by fuzzing: the error named no line).
-        guard let offset else { return 1 }
-        return 1 + text.utf8.prefix(max(offset, 0)).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-    default:
-        return nil
-    }
-}
-
 /// Walks the YAML tree, turning every mistake into a `ConfigError` with key path and line.
 private struct ConfigReader {
     let file: String?
 
-    func error(_ node: Node, _ key: String, _ reason: String) -> ConfigError {
-        ConfigError(file: file, line: node.mark.map { $0.line }, key: key, reason: reason)
+    func error(_ node: YAMLNode, _ key: String, _ reason: String) -> ConfigError {
+        ConfigError(file: file, line: node.mark.line, key: key, reason: reason)
     }
 
-    func mapping(_ node: Node, _ path: String) throws -> [(String, Node)] {
+    func mapping(_ node: YAMLNode, _ path: String) throws -> [(String, YAMLNode)] {
         guard case .mapping(let m) = node else { throw error(node, path, "expected a mapping") }
         var seen = Set<String>()
-        var result: [(String, Node)] = []
+        var result: [(String, YAMLNode)] = []
         for (k, v) in m {
             guard let key = k.string else { throw error(k, path, "keys must be strings") }
             guard seen.insert(key).inserted else { throw error(k, join(path, key), "duplicate key") }
@@ -128,13 +112,13 @@ private struct ConfigReader {
 
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
-    func int(_ node: Node) -> Int? {
+    func int(_ node: YAMLNode) -> Int? {
         guard case .scalar(let s) = node else { return nil }
         return Int(s.string)
     }
 
     /// `25ms`, `1s`, `500us`, `0.5s`, a bare number (milliseconds), or `off` (0).
-    func duration(_ node: Node, _ path: String) throws -> Int64 {
+    func duration(_ node: YAMLNode, _ path: String) throws -> Int64 {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a duration like 25ms or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "off" || text == "false" || text == "none" { return 0 }
@@ -148,7 +132,7 @@ private struct ConfigReader {
     }
 
     /// A rate in Hz (`max_rate: 125`) as a minimum interval; `off` = 0.
-    func rate(_ node: Node, _ path: String) throws -> Int64 {
+    func rate(_ node: YAMLNode, _ path: String) throws -> Int64 {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a rate in Hz or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "off" || text == "false" || text == "none" { return 0 }
@@ -159,7 +143,7 @@ private struct ConfigReader {
         return Int64(1e9 / hz)
     }
 
-    func hysteresis(_ node: Node, _ path: String) throws -> FilterConfig.Hysteresis {
+    func hysteresis(_ node: YAMLNode, _ path: String) throws -> FilterConfig.Hysteresis {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a number, fuzz or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "fuzz" { return .fuzz }
@@ -168,7 +152,7 @@ private struct ConfigReader {
         return .value(v)
     }
 
-    func readDefaults(_ node: Node, into d: inout FilterConfig.Defaults) throws {
+    func readDefaults(_ node: YAMLNode, into d: inout FilterConfig.Defaults) throws {
         for (key, value) in try mapping(node, "defaults") {
             let path = "defaults." + key
             switch key {
@@ -200,7 +184,7 @@ private struct ConfigReader {
         }
     }
 
-    func readRule(_ node: Node, path: String) throws -> FilterConfig.Rule {
+    func readRule(_ node: YAMLNode, path: String) throws -> FilterConfig.Rule {
         let entries = try mapping(node, path)
         guard let matchNode = entries.first(where: { $0.0 == "match" })?.1 else {
             throw error(node, path + ".match", "missing (every rule needs a match)")
@@ -248,7 +232,7 @@ private struct ConfigReader {
         return rule
     }
 
-    func readMatch(_ node: Node, path: String) throws -> FilterConfig.Match {
+    func readMatch(_ node: YAMLNode, path: String) throws -> FilterConfig.Match {
         var match = FilterConfig.Match()
         let entries = try mapping(node, path)
         if entries.isEmpty { throw error(node, path, "empty match (give class, name and/or id)") }
@@ -278,7 +262,7 @@ private struct ConfigReader {
         return match
     }
 
-    func spuriousMode(_ node: Node, _ path: String) throws -> SpuriousMode {
+    func spuriousMode(_ node: YAMLNode, _ path: String) throws -> SpuriousMode {
         if case .scalar(let s) = node {
             let text = s.string.trimmingSpaces().lowercased()
             if let mode = SpuriousMode(rawValue: text) { return mode }
@@ -287,7 +271,7 @@ private struct ConfigReader {
         throw error(node, path, "expected auto, always or off")
     }
 
-    func codeSpec(_ node: Node, type: UInt16, path: String) throws -> FilterConfig.CodeFilterSpec {
+    func codeSpec(_ node: YAMLNode, type: UInt16, path: String) throws -> FilterConfig.CodeFilterSpec {
         if case .scalar(let s) = node {
             let text = s.string.trimmingSpaces().lowercased()
             if text == "off" || text == "passthrough" { return .off }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
 
 /// Reads evemu recordings (`# EVEMU 1.2` / `1.3`, and the older header-less form).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
 
 /// Writes `# EVEMU 1.3` files that evemu-play, evemu-device and `EvemuReader` read.
@@ -36,7 +40,10 @@ public enum EvemuWriter {
     /// (space, tab) at either end are dropped, as readers drop them (found by fuzzing: a name
     /// ending in a tab did not survive the round trip).
     public static func nameAsWritten(_ name: String) -> String {
-        let oneLine = name.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        // By Unicode scalar, so the `\r` and `\n` of a CRLF (one Character) both become spaces.
+        var scalars = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars { scalars.append(scalar == "\n" || scalar == "\r" ? " " : scalar) }
+        let oneLine = String(scalars)
         let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         return String(oneLine.drop(while: blank).reversed().drop(while: blank).reversed())
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
 
 /// Reads the text `evtest` prints — what most bug reports paste: a header describing the
@@ -171,7 +175,7 @@ public enum EvtestReader {
                 let number = firstLine + i
                 let t = line.drop { $0 == " " || $0 == "\t" }
                 func hexField(_ key: String) -> UInt16? {
-                    guard let r = t.range(of: key + " 0x") else { return nil }
+                    guard let r = t.firstRange(of: key + " 0x") else { return nil }
                     return UInt16(t[r.upperBound...].prefix { $0.isHexDigit }, radix: 16)
                 }
                 if t.hasPrefix("Input device ID:") {
@@ -200,7 +204,7 @@ public enum EvtestReader {
                     guard let c = UInt16(t.dropFirst("Event code ".count).prefix { $0.isNumber }) else { continue }
                     code = c
                     capabilities[type, default: []].insert(c)
-                    if let r = t.range(of: " state "), let s = Int32(t[r.upperBound...].prefix { $0.isNumber }) {
+                    if let r = t.firstRange(of: " state "), let s = Int32(t[r.upperBound...].prefix { $0.isNumber }) {
                         if type == EventType.sw { switches[c] = s } else if type == EventType.led { leds[c] = s }
                     }
                 } else if let type, type == EventType.abs, let code, let (key, value) = Self.absField(t) {

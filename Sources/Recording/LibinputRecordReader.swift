@@ -1,10 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
-import Yams
+import YAML
 
 /// Reads `libinput record` files (YAML, `version: 1`), one or more devices per file.
 ///
-/// The YAML itself is parsed by Yams; this type only walks the document and checks its shape.
+/// The YAML itself is parsed by libyaml and composed by `YAMLComposer`; this type only walks
+/// the document and checks its shape.
 /// Keys it does not know are ignored (libinput adds new ones over time). All devices of a file
 /// share one time base, so the earliest event of the file is at 0 ns and the others keep their
 /// distance from it. See docs/formats/libinput-record.md.
@@ -27,13 +32,11 @@ public enum LibinputRecordReader {
         if let (line, reason) = foreignFormat(text) {
             throw RecordingError(file: file, line: line, reason: reason)
         }
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw yamlError(error, file: file, text: text)
+            root = try YAMLComposer.compose(text)
         } catch {
-            throw RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
+            throw yamlError(error, file: file)
         }
         if let root, YAMLLimits.expandsBeyond(root, limit: YAMLLimits.maxNodes(textBytes: bytes.count)) {
             throw RecordingError(file: file, line: 1, reason: .yaml(
@@ -66,30 +69,13 @@ public enum LibinputRecordReader {
         return nil
     }
 
-    static func yamlError(_ error: YamlError, file: String, text: String) -> RecordingError {
-        func withContext(_ problem: String, _ context: YamlError.Context?) -> String {
-            guard let context else { return problem }
-            return "\(problem) (\(context.text) at line \(context.mark.line))"
+    /// The YAML error at its line: libyaml's problem and context, or the duplicated keys.
+    static func yamlError(_ error: YAMLError, file: String) -> RecordingError {
+        if !error.duplicateKeys.isEmpty {
+            return RecordingError(file: file, line: max(error.mark.line, 1), reason: .yaml(
+                "duplicate keys \(error.duplicateKeys.joined(separator: ", "))"))
         }
-        switch error {
-        case .scanner(let context, let problem, let mark, _),
-             .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
-            return RecordingError(file: file, line: mark.line,
-                                  reason: .yaml(withContext(problem, context)))
-        case .reader(let problem, let offset, _, _):
-            // The offset counts from the start of the text; turn it into a line.
-            let line = offset.map { offset in
-                1 + text.utf8.prefix(max(offset, 0)).reduce(0) { $0 + ($1 == ASCII.newline ? 1 : 0) }
-            } ?? 1
-            return RecordingError(file: file, line: line, reason: .yaml(problem))
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            // The context's text is the whole document: name the keys and the line only.
-            return RecordingError(file: file, line: max(context.mark.line, 1), reason: .yaml(
-                "duplicate keys \(duplicates.joined(separator: ", "))"))
-        default:
-            return RecordingError(file: file, line: 1, reason: .yaml("\(error)"))
-        }
+        return RecordingError(file: file, line: error.mark.line, reason: .yaml(error.message))
     }
 
     /// Walks the composed document, turning shape problems into errors at the node's line.
@@ -98,36 +84,36 @@ public enum LibinputRecordReader {
         /// Line of the last node looked at, for errors about a missing key.
         var line = 1
 
-        func fail(_ node: Node?, _ reason: RecordingError.Reason) -> RecordingError {
-            RecordingError(file: file, line: node?.mark?.line ?? line, reason: reason)
+        func fail(_ node: YAMLNode?, _ reason: RecordingError.Reason) -> RecordingError {
+            RecordingError(file: file, line: node?.mark.line ?? line, reason: reason)
         }
 
-        mutating func mapping(_ node: Node?, _ what: String) throws(RecordingError) -> Node.Mapping {
+        mutating func mapping(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> YAMLMapping {
             guard let node else { throw fail(nil, .badStructure("missing \(what)")) }
-            line = node.mark?.line ?? line
+            line = node.mark.line
             guard let mapping = node.mapping else {
                 throw fail(node, .badStructure("\(what) is not a mapping"))
             }
             return mapping
         }
 
-        mutating func sequence(_ node: Node?, _ what: String) throws(RecordingError) -> [Node] {
+        mutating func sequence(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> YAMLSequence {
             guard let node else { throw fail(nil, .badStructure("missing \(what)")) }
-            line = node.mark?.line ?? line
+            line = node.mark.line
             guard let sequence = node.sequence else {
                 throw fail(node, .badStructure("\(what) is not a list"))
             }
-            return Array(sequence)
+            return sequence
         }
 
-        func string(_ node: Node?, _ what: String) throws(RecordingError) -> String {
+        func string(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> String {
             guard let node else { throw fail(nil, .badStructure("missing \(what)")) }
             guard let scalar = node.scalar else { throw fail(node, .badStructure("\(what) is not a value")) }
             return scalar.string
         }
 
         /// A decimal integer scalar within `range` (no YAML 0x/0o forms: libinput writes decimals).
-        func integer(_ node: Node?, _ what: String, _ range: ClosedRange<Int64>) throws(RecordingError) -> Int64 {
+        func integer(_ node: YAMLNode?, _ what: String, _ range: ClosedRange<Int64>) throws(RecordingError) -> Int64 {
             let text = try string(node, what)
             guard let value = Int64(text), range.contains(value) else {
                 throw fail(node, .badNumber(field: what, text: text))
@@ -135,7 +121,7 @@ public enum LibinputRecordReader {
             return value
         }
 
-        func integers(_ node: Node, _ what: String, count: Int?,
+        func integers(_ node: YAMLNode, _ what: String, count: Int?,
                       _ range: ClosedRange<Int64>) throws(RecordingError) -> [Int64] {
             guard let sequence = node.sequence else {
                 throw fail(node, .badStructure("\(what) is not a list"))
@@ -154,7 +140,7 @@ public enum LibinputRecordReader {
         static let u16: ClosedRange<Int64> = 0...Int64(UInt16.max)
         static let i32: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
 
-        mutating func recording(_ root: Node?) throws(RecordingError) -> Recording {
+        mutating func recording(_ root: YAMLNode?) throws(RecordingError) -> Recording {
             let top = try mapping(root, "document")
             let version = try integer(top["version"], "version", Int64.min...Int64.max)
             guard version == 1 else {
@@ -189,7 +175,7 @@ public enum LibinputRecordReader {
                              timestampKind: .classify(first: firsts.isEmpty ? nil : base, last: last))
         }
 
-        mutating func device(_ node: Node) throws(RecordingError) -> (RecordedDevice, [Int64]) {
+        mutating func device(_ node: YAMLNode) throws(RecordingError) -> (RecordedDevice, [Int64]) {
             let entry = try mapping(node, "device")
             let evdev = try mapping(entry["evdev"], "evdev description")
             let name = try string(evdev["name"], "device name")

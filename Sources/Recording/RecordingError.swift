@@ -46,7 +46,7 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
         case noEvents(String)
         /// The file is some other kind of recording; the text says which.
         case notAnEvdevRecording(String)
-        /// The YAML parser (Yams) rejected the file.
+        /// The YAML parser (libyaml, composed by `YAMLComposer`) rejected the file.
         case yaml(String)
         /// Valid YAML whose shape is not a libinput recording.
         case badStructure(String)

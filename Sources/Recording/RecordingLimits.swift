@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Yams
+import YAML
 
 /// Limits on what a recording may ask of evflow: a hostile file gets a clear error, never a
 /// crash or unbounded memory (docs/reliability.md, "Limits on hostile input").
@@ -10,7 +10,7 @@ public enum RecordingLimits {
     /// device). The file is read in chunks and refused as soon as it passes the limit, so a
     /// device file or pipe that never ends (`/dev/zero`) is refused too.
     public static let maxFileBytes = 256 << 20
-    /// Largest libinput record (YAML) file: 32 MiB. Yams holds a document as a tree of nodes
+    /// Largest libinput record (YAML) file: 32 MiB. The composed document is a tree of nodes
     /// many times the size of its text; the shipped recordings are a few hundred KiB.
     public static let maxYAMLFileBytes = 32 << 20
     /// Most devices in one recording.
@@ -52,22 +52,7 @@ public enum YAMLLimits {
 
     /// Whether `node` expands to more than `limit` nodes, counting an aliased node at every
     /// place it is used; stops counting at the limit.
-    public static func expandsBeyond(_ node: Node, limit: Int) -> Bool {
-        var count = 0
-        func visit(_ node: Node) -> Bool {
-            count += 1
-            if count > limit { return true }
-            switch node {
-            case .scalar, .alias:
-                return false
-            case .mapping(let mapping):
-                for (key, value) in mapping where visit(key) || visit(value) { return true }
-                return false
-            case .sequence(let sequence):
-                for item in sequence where visit(item) { return true }
-                return false
-            }
-        }
-        return visit(node)
+    public static func expandsBeyond(_ node: YAMLNode, limit: Int) -> Bool {
+        node.expandedCount(limit: limit) == nil
     }
 }

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import InputModel
 
 /// Reads session recordings (`# EVFLOW SESSION 1`): device blocks, then a timeline of `add:`,
@@ -30,10 +37,18 @@ public enum SessionReader {
     /// Whether the file at `url` starts like a session file (reads its first bytes only);
     /// false when it cannot be read (the reader that reads it then says why).
     public static func isSessionFile(_ url: URL) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: magicPrefix.utf8.count)) ?? nil
-        return looksLikeSession(Array(head ?? Data()))
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: magicPrefix.utf8.count)
+        var filled = 0
+        while filled < head.count {
+            let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            filled += n
+        }
+        return looksLikeSession(Array(head[..<filled]))
     }
 
     /// Parses a session file already in memory; `file` names it in errors.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
 
 /// Writes session files (`# EVFLOW SESSION 1`, docs/formats/session.md) that `SessionReader`

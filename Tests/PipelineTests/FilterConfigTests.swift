@@ -159,7 +159,7 @@ import Testing
         }
     }
 
-    @Test("invalid YAML: the error carries Yams' line")
+    @Test("invalid YAML: the error carries libyaml's line")
     func invalidYAML() {
         let yaml = "version: 1\ndefaults:\n  keys: 10ms\n  buttons: [unclosed\n"
         do {

@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    @Test("a million devices: refused by the YAML size limit before Yams builds the tree")
+    @Test("a million devices: refused by the YAML size limit before the tree is composed")
     func millionDevices() throws {
         var bytes = Array("version: 1\ndevices:\n".utf8)
         bytes.reserveCapacity(60 << 20)

@@ -4,7 +4,12 @@
 //
 // usage: MemoryBench [--fixtures DIR] [--seconds 10] [--clients 10] [--devices 20]
 //        MemoryBench --client SOCKET      (internal: one watching client)
+// FoundationEssentials as the daemon imports it (full Foundation would link ICU in again).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import InputModel
 import Logging
 import Pipeline
@@ -56,7 +61,7 @@ let deviceCount = Int(argument("--devices", "20")!)!
 
 let rssStart = status("VmRSS")
 // Every evemu fixture, repeated until there are `deviceCount` devices (repeats get #2 ids).
-let files = (FileManager.default.enumerator(atPath: fixtures)?.compactMap { $0 as? String } ?? [])
+let files = ((try? FileManager.default.subpathsOfDirectory(atPath: fixtures)) ?? [])
     .filter { $0.hasSuffix(".events") || $0.hasSuffix(".evemu") }.sorted()
 var recordings: [Recording] = []  // padded below
 var devices = 0
