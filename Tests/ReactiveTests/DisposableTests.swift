@@ -86,6 +86,42 @@ struct DisposableTests {
         _ = bag
     }
 
+    @Test("subscriptions disposed from several threads at once, and while being set up: each upstream disposed once (regression: the slot was passed inout, so the losing side's access overlapped the winner's — a Swift access race under ThreadSanitizer)")
+    func concurrentDisposeOfSubscriptions() {
+        let baseline = LiveResources.owned
+        do {
+            let count = 500
+            let upstreamDisposals = Atomic<Int>(0)
+            let handlers = Atomic<Int>(0)
+            // An upstream that counts its disposal; `subscribe(onNext:)` (TerminalObserver),
+            // an operator (OperatorSink: map) and `Observable.create` (CreateSink) over it.
+            let source = Observable<Int>.create { _ in Disposables.create { upstreamDisposals.wrappingAdd(1, ordering: .relaxed) } }
+            let subscriptions: [Disposable] = (0..<count).map { i in
+                switch i % 3 {
+                case 0: source.subscribe(onNext: { _ in }, onDisposed: { handlers.wrappingAdd(1, ordering: .relaxed) })
+                case 1: source.map { $0 + 1 }.subscribe(onNext: { _ in }, onDisposed: { handlers.wrappingAdd(1, ordering: .relaxed) })
+                default: Observable<Int>.create { o in source.subscribe(o) }
+                    .subscribe(onNext: { _ in }, onDisposed: { handlers.wrappingAdd(1, ordering: .relaxed) })
+                }
+            }
+            runConcurrently(threads: 4) { t in
+                for i in 0..<count { subscriptions[(i + t * 125) % count].dispose() }
+            }
+            #expect(upstreamDisposals.load(ordering: .relaxed) == count)
+            #expect(handlers.load(ordering: .relaxed) == count)
+            // A SingleAssignmentDisposable set on one thread while another disposes it.
+            let holders = (0..<count).map { _ in SingleAssignmentDisposable() }
+            let inner = Atomic<Int>(0)
+            runConcurrently(threads: 2) { t in
+                for h in holders {
+                    if t == 0 { h.setDisposable(Disposables.create { inner.wrappingAdd(1, ordering: .relaxed) }) } else { h.dispose() }
+                }
+            }
+            #expect(inner.load(ordering: .relaxed) == count)
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("Disposables.create(with:) runs its action once under concurrent dispose from many threads")
     func anonymousOnce() {
         let baseline = LiveResources.owned

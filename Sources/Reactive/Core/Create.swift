@@ -49,11 +49,11 @@ final class CreateSink<Element>: Cancelable, @unchecked Sendable {
 
     @inlinable
     func setUpstream(_ disposable: Disposable) {
-        disposal.assign(disposable, to: &upstream)
+        disposal.assign(disposable) { upstream = $0 }
     }
 
     @inlinable
     func dispose() {
-        _ = disposal.dispose(&upstream)
+        _ = disposal.dispose { upstream.take() }
     }
 }

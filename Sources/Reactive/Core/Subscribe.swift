@@ -80,12 +80,12 @@ final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
     /// disposed) while subscribing.
     @inlinable
     func setUpstream(_ disposable: Disposable) {
-        disposal.assign(disposable, to: &upstream)
+        disposal.assign(disposable) { upstream = $0 }
     }
 
     @inlinable
     func dispose() {
-        guard disposal.dispose(&upstream) else { return }
+        guard disposal.dispose(take: { upstream.take() }) else { return }
         let handler = onDisposed
         onDisposed = nil
         handler?()

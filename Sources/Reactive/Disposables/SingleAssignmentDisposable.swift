@@ -23,13 +23,13 @@ public final class SingleAssignmentDisposable: Cancelable, @unchecked Sendable {
     /// Sets the disposable. Must be called at most once.
     @inlinable
     public func setDisposable(_ disposable: Disposable) {
-        let assignedBefore = disposal.assign(disposable, to: &current)
+        let assignedBefore = disposal.assign(disposable) { current = $0 }
         precondition(!assignedBefore, "SingleAssignmentDisposable assigned twice")
     }
 
     /// Disposes the held disposable now, or as soon as it is set.
     @inlinable
     public func dispose() {
-        _ = disposal.dispose(&current)
+        _ = disposal.dispose { current.take() }
     }
 }

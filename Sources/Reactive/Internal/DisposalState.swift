@@ -48,32 +48,37 @@ package struct DisposalState: ~Copyable {
         return old & (Self.stoppedBit | Self.disposedBit) == 0
     }
 
-    /// Stores `disposable` in `slot` and publishes it. If `dispose` already ran, the slot is
-    /// cleared again and `disposable` is disposed here, at once. Returns whether a disposable
-    /// had been assigned before (owners that allow one assignment check it).
+    /// Stores `disposable` with `store` and publishes it. If `dispose` already ran, the slot
+    /// is cleared again (`store(nil)`) and `disposable` is disposed here, at once. Returns
+    /// whether a disposable had been assigned before (owners that allow one assignment check
+    /// it).
+    ///
+    /// The slot is reached through closures, not `inout`: an `inout` argument is an access
+    /// for the whole call, so a `dispose` racing on another thread would overlap it (a Swift
+    /// access race to ThreadSanitizer) even when only one side touches the slot. Each closure
+    /// touches it once, on the side the state word lets in.
     @inlinable
     @discardableResult
-    package func assign(_ disposable: Disposable, to slot: inout Disposable?) -> Bool {
-        slot = disposable
+    package func assign(_ disposable: Disposable, store: (Disposable?) -> Void) -> Bool {
+        store(disposable)
         let old = word.bitwiseOr(Self.assignedBit, ordering: .acquiringAndReleasing).oldValue
         if old & Self.disposedBit != 0 {
-            slot = nil
+            store(nil)
             disposable.dispose()
         }
         return old & Self.assignedBit != 0
     }
 
-    /// Marks the state disposed and, the first time, takes the disposable out of `slot` (if
-    /// one was assigned) and disposes it. Returns true for the first call only: that caller
-    /// releases the owner's other resources. Later calls do nothing.
+    /// Marks the state disposed and, the first time, takes the disposable out of the slot with
+    /// `take` (if one was assigned) and disposes it. Returns true for the first call only: that
+    /// caller releases the owner's other resources. Later calls do nothing and never touch the
+    /// slot.
     @inlinable
-    package func dispose(_ slot: inout Disposable?) -> Bool {
+    package func dispose(take: () -> Disposable?) -> Bool {
         let old = word.bitwiseOr(Self.disposedBit, ordering: .acquiringAndReleasing).oldValue
         guard old & Self.disposedBit == 0 else { return false }
         if old & Self.assignedBit != 0 {
-            let disposable = slot
-            slot = nil
-            disposable?.dispose()
+            take()?.dispose()
         }
         return true
     }

@@ -22,13 +22,13 @@ package class OperatorSink: Cancelable, @unchecked Sendable {
     /// Sets the upstream subscription (once); disposes it at once if already disposed.
     @inlinable
     package final func setUpstream(_ disposable: Disposable) {
-        disposal.assign(disposable, to: &upstream)
+        disposal.assign(disposable) { upstream = $0 }
     }
 
     /// Ends the subscription: upstream first, then the subclass's resources.
     @inlinable
     package final func dispose() {
-        if disposal.dispose(&upstream) { disposeResources() }
+        if disposal.dispose { upstream.take() } { disposeResources() }
     }
 
     /// Releases the subclass's own resources (timers, inner subscriptions). Called once.
