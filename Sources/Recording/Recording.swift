@@ -97,16 +97,9 @@ public struct FramedEvents: Hashable, Sendable {
 
     /// Groups `events` (in time order) into frames.
     public init(grouping events: [InputEvent]) {
-        // Each frame's array is made once at its exact size (a slice of `events` copied),
-        // not grown event by event: replays frame whole recordings at once.
-        var frames: [InputFrame] = []
-        var start = events.startIndex
-        for i in events.indices where events[i].isSynReport {
-            frames.append(InputFrame(time: events[i].time, events: Array(events[start..<i])))
-            start = i + 1
-        }
-        self.frames = frames
-        self.incompleteFrame = Array(events[start...])
+        let table = FrameTable(grouping: events)
+        frames = table.ends.indices.map { table.frame($0, shiftedBy: 0) }
+        incompleteFrame = Array(events.suffix(table.incompleteEvents))
     }
 
     /// Creates a value from parts.
@@ -206,5 +199,52 @@ extension Recording {
             }
             return false
         }
+    }
+}
+
+/// One device's frames, stored flat: the events of every frame in order (no
+/// `SYN_REPORT`s) and where each frame ends — the grouping rule of `FramedEvents`, which is
+/// built from it. `ReplaySource` keeps frames this way and makes a frame's array when it plays
+/// it, so a replay holds no array per frame and frees none at its end.
+struct FrameTable {
+    private(set) var events: [InputEvent] = []
+    /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
+    private(set) var ends: [(time: Int64, end: Int)] = []
+    /// Events after the last `SYN_REPORT` (not a frame; not kept).
+    private(set) var incompleteEvents = 0
+
+    init() {}
+
+    /// The frames of a recording's `events` (in time order).
+    init(grouping all: [InputEvent]) {
+        events.reserveCapacity(all.count)
+        var pending = 0
+        for event in all {
+            if event.isSynReport {
+                ends.append((event.time, events.count))
+                pending = 0
+            } else {
+                events.append(event)
+                pending += 1
+            }
+        }
+        incompleteEvents = pending
+        events.removeLast(pending)
+    }
+
+    /// Adds a frame.
+    mutating func append(time: Int64, events frame: [InputEvent]) {
+        events.append(contentsOf: frame)
+        ends.append((time, events.count))
+    }
+
+    /// Frame `i`, its times (the frame's and its events') moved by `shift`.
+    func frame(_ i: Int, shiftedBy shift: Int64) -> InputFrame {
+        let start = i == 0 ? 0 : ends[i - 1].end
+        var frame = InputFrame(time: ends[i].time + shift, events: Array(events[start..<ends[i].end]))
+        if shift != 0 {
+            for j in frame.events.indices { frame.events[j].time += shift }
+        }
+        return frame
     }
 }

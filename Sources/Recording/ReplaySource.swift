@@ -47,53 +47,6 @@ public final class ReplaySource: @unchecked Sendable {
         let kind: StepKind
     }
 
-    /// One device's frames, stored flat: the events of every frame in order (no
-    /// `SYN_REPORT`s) and where each frame ends. A frame's array is made when it is played and
-    /// freed once its receivers let go, so a replay holds no array per frame and frees none at
-    /// its end. Frames follow `FramedEvents`: a frame ends at each `SYN_REPORT`, with its time.
-    struct FrameTable {
-        private(set) var events: [InputEvent] = []
-        /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
-        private(set) var ends: [(time: Int64, end: Int)] = []
-        /// Events after the last `SYN_REPORT` (not a frame; not kept).
-        private(set) var incompleteEvents = 0
-
-        init() {}
-
-        /// The frames of a recording's `events` (in time order).
-        init(grouping all: [InputEvent]) {
-            events.reserveCapacity(all.count)
-            var pending = 0
-            for event in all {
-                if event.isSynReport {
-                    ends.append((event.time, events.count))
-                    pending = 0
-                } else {
-                    events.append(event)
-                    pending += 1
-                }
-            }
-            incompleteEvents = pending
-            events.removeLast(pending)
-        }
-
-        /// Adds a frame.
-        mutating func append(time: Int64, events frame: [InputEvent]) {
-            events.append(contentsOf: frame)
-            ends.append((time, events.count))
-        }
-
-        /// Frame `i`, its times (the frame's and its events') moved by `shift`.
-        func frame(_ i: Int, shiftedBy shift: Int64) -> InputFrame {
-            let start = i == 0 ? 0 : ends[i - 1].end
-            var frame = InputFrame(time: ends[i].time + shift, events: Array(events[start..<ends[i].end]))
-            if shift != 0 {
-                for j in frame.events.indices { frame.events[j].time += shift }
-            }
-            return frame
-        }
-    }
-
     /// A step with its rank among steps of the same time (see `ordered`).
     struct Ranked {
         let step: Step
@@ -104,10 +57,10 @@ public final class ReplaySource: @unchecked Sendable {
             self.rank = rank
         }
 
-        /// Whether `self` plays before `other` when both come from different sources, `self`'s
-        /// source first: earlier time, then lower rank; ties keep the source order.
-        func precedes(_ other: Ranked) -> Bool {
-            step.time != other.step.time ? step.time < other.step.time : rank <= other.rank
+        /// Whether `self` plays before `other` whatever the order they were made in: an
+        /// earlier time, or the same time and a lower rank.
+        func sortsBefore(_ other: Ranked) -> Bool {
+            step.time != other.step.time ? step.time < other.step.time : rank < other.rank
         }
 
         /// The steps of all `lists` in play order: by time, then rank, then the order they
@@ -116,15 +69,10 @@ public final class ReplaySource: @unchecked Sendable {
         /// in time order), so the lists are merged pairwise, O(n log lists); a list out of
         /// order (times going backwards) makes it fall back to the stable sort.
         static func ordered(_ lists: [[Ranked]]) -> [Step] {
-            let inOrder = lists.allSatisfy { list in
-                zip(list, list.dropFirst()).allSatisfy { a, b in
-                    a.step.time != b.step.time ? a.step.time < b.step.time : a.rank <= b.rank
-                }
-            }
+            let inOrder = lists.allSatisfy { list in zip(list, list.dropFirst()).allSatisfy { !$1.sortsBefore($0) } }
             guard inOrder else {
                 return lists.joined().enumerated().sorted { a, b in
-                    if a.element.step.time != b.element.step.time { return a.element.step.time < b.element.step.time }
-                    return a.element.rank != b.element.rank ? a.element.rank < b.element.rank : a.offset < b.offset
+                    a.element.sortsBefore(b.element) || (!b.element.sortsBefore(a.element) && a.offset < b.offset)
                 }.map(\.element.step)
             }
             // Adjacent pairs merged round by round: the left list holds only earlier sources,
@@ -146,7 +94,7 @@ public final class ReplaySource: @unchecked Sendable {
             out.reserveCapacity(left.count + right.count)
             var i = 0, j = 0
             while i < left.count, j < right.count {
-                if left[i].precedes(right[j]) {
+                if !right[j].sortsBefore(left[i]) {
                     out.append(left[i]); i += 1
                 } else {
                     out.append(right[j]); j += 1

@@ -53,39 +53,4 @@ struct SerialGateTests {
         #expect(log == ["begin 1", "end 1", "begin 2", "end 2", "begin 3", "end 3"])
         #expect(idle)
     }
-
-    @Test("enqueue hands the drain to the caller only when the gate was idle")
-    func enqueueDrain() {
-        let gate = SerialGate<Int>()
-        var handled: [Int] = []
-        let first = gate.enqueue(1)
-        let second = gate.enqueue(2)
-        #expect(first)
-        #expect(!second)
-        gate.drain(missed: 1) { handled.append($0) }
-        let idle = gate.isIdle
-        #expect(handled == [1, 2])
-        #expect(idle)
-    }
-
-    @Test("messages left in a gate are released with it")
-    func releasesQueued() {
-        let released = Counter()
-        do {
-            let gate = SerialGate<Tracked>()
-            _ = gate.enqueue(Tracked(released))
-            _ = gate.enqueue(Tracked(released))
-        }
-        #expect(released.value == 2)
-    }
-
-    final class Counter: @unchecked Sendable {
-        var value = 0
-    }
-
-    final class Tracked {
-        let counter: Counter
-        init(_ counter: Counter) { self.counter = counter }
-        deinit { counter.value += 1 }
-    }
 }

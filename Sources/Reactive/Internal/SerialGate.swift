@@ -58,14 +58,6 @@ public struct SerialGate<Message>: ~Copyable {
         }
     }
 
-    /// Queues `message` and returns whether the caller became the drainer and must call
-    /// `drain(missed: 1, ...)` (possibly on another thread, e.g. one scheduled job).
-    @inlinable
-    public func enqueue(_ message: Message) -> Bool {
-        push(message)
-        return wip.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue == 0
-    }
-
     @inlinable
     func push(_ message: Message) {
         let node = Unmanaged.passRetained(Node(message))
@@ -81,7 +73,7 @@ public struct SerialGate<Message>: ~Copyable {
 
     /// Handles queued messages until every hand-over is accounted for.
     @inlinable
-    public func drain(missed: Int, _ handle: (Message) -> Void) {
+    func drain(missed: Int, _ handle: (Message) -> Void) {
         var missed = missed
         while true {
             if let top = stack.exchange(nil, ordering: .acquiring) {
