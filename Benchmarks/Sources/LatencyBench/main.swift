@@ -19,6 +19,12 @@
 //
 // Each rate's evflow rows are followed by a floor row: the same injector and readers with the
 // injector writing pre-encoded lines straight into socket pairs (no evflow).
+//
+// Every evflow row is followed by a `stages` line: the median age of a frame when it entered
+// the pipeline (`read`), left the filter (`filtered`) and was written to a client's socket
+// (`sent`), from the server's own `LATENCY` answer (warm-up included), beside the clients'
+// median. Under the allocation counter (`LD_PRELOAD=<alloc_counter.so>`, see run.sh) the line
+// also gives the heap allocations per injected frame during the counted window, all threads.
 import Foundation
 import InputDevices
 import InputModel
@@ -122,6 +128,53 @@ final class LatencyClient: @unchecked Sendable {
         }
         close(fd)
     }
+}
+
+/// The LD_PRELOAD allocation counter's switch and reader, when the process runs under it.
+let allocationCounter: (set: @convention(c) (Int32) -> Void, read: @convention(c) () -> UInt64)? = {
+    guard let handle = dlopen(nil, RTLD_NOW),
+          let on = dlsym(handle, "evbench_alloc_counting"), let read = dlsym(handle, "evbench_alloc_count")
+    else { return nil }
+    return (unsafeBitCast(on, to: (@convention(c) (Int32) -> Void).self),
+            unsafeBitCast(read, to: (@convention(c) () -> UInt64).self))
+}()
+
+/// One `stages` line per evflow row, printed after the table.
+nonisolated(unsafe) var stageLines: [String] = []
+
+/// The server's `LATENCY` answer: the `p50` of each total stage, in µs.
+func stageMedians(path: String) -> [String: Double] {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+    let r = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard r == 0 else { return [:] }
+    let request = Array("{\"class\":\"LATENCY\"}\n".utf8)
+    _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    var received: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 1 << 16)
+    var tv = timeval(tv_sec: 2, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    // The greeting (VERSION) first, then the answer.
+    while received.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { break }
+        received.append(contentsOf: buf[0..<n])
+    }
+    let lines = received.split(separator: UInt8(ascii: "\n"))
+    guard let answer = lines.first(where: { $0.starts(with: Array("{\"class\":\"LATENCY\"".utf8)) }),
+          let object = try? JSONSerialization.jsonObject(with: Data(answer)) as? [String: Any],
+          let total = object["total"] as? [String: Any]
+    else { return [:] }
+    var medians: [String: Double] = [:]
+    for (stage, summary) in total {
+        if let p50 = (summary as? [String: Any])?["p50"] as? NSNumber { medians[stage] = p50.doubleValue / 1000 }
+    }
+    return medians
 }
 
 func percentile(_ sorted: [Int64], _ p: Double) -> Double {
@@ -349,12 +402,25 @@ func measure(rate: Int, source: Source) async throws -> String {
         }
         done.signal()
     }
+    // Allocations are counted from the window's start to the injector's end.
+    let counting = Thread {
+        var ts = timespec(tv_sec: Int(window.measureFrom / 1_000_000_000), tv_nsec: Int(window.measureFrom % 1_000_000_000))
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
+        allocationCounter?.set(1)
+    }
+    counting.start()
     injector.start()
     done.wait()
+    let allocations = allocationCounter.map { counter -> UInt64 in
+        let n = counter.read()
+        counter.set(0)
+        return n
+    }
     while monotonicNow() < window.stopAt {
         try await Task.sleep(for: .milliseconds(50))
     }
     try await Task.sleep(for: .milliseconds(300))
+    let stages = stageMedians(path: path)
     let rss = vmRSSKiB()
     let dropped = server.droppedClients
     await server.shutdown()
@@ -369,6 +435,13 @@ func measure(rate: Int, source: Source) async throws -> String {
 
     let all = clients.flatMap { $0.samples }.sorted()
     let expected = Int(Double(rate) * seconds) * clientCount
+    func stage(_ name: String) -> String { stages[name].map { String(format: "%.1f", $0) } ?? "–" }
+    var stagesLine = "  stages p50 µs: read \(stage("read")), filtered \(stage("filtered")), sent \(stage("sent")), "
+        + String(format: "client %.1f", percentile(all, 0.5))
+    if let allocations {
+        stagesLine += String(format: "; allocations per frame %.2f", Double(allocations) / (Double(rate) * seconds))
+    }
+    stageLines.append(stagesLine)
     return String(format: "| %5d Hz ", rate) + source.rawValue + String(format: " | %2d | %8d (of ~%d) | %7.1f | %7.1f | %7.1f | %8.1f | %d | %d |",
                   clientCount, all.count, expected, percentile(all, 0.5), percentile(all, 0.99),
                   percentile(all, 0.999), Double(all.last ?? 0) / 1000, dropped, rss)
@@ -384,3 +457,5 @@ for _ in 0..<reps {
         print(try await measureFloor(rate: rate))
     }
 }
+print()
+for line in stageLines { print(line) }
