@@ -215,6 +215,62 @@ struct ServerTests {
         }
     }
 
+    @Test func watchersOfOneShapeShareOneEncodePerFrame() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let mouse = testMouse()
+            devices.add(mouse)
+            let (server, path) = try await startServer(hub: devices.hub)
+            do {
+                let same = try (0..<3).map { _ in try TestClient(path: path) }
+                let motion = try TestClient(path: path)
+                for c in same + [motion] { _ = try c.read() }
+                for c in same { _ = try c.request(#"{"class":"WATCH"}"#) }
+                _ = try motion.request(#"{"class":"WATCH","codes":["REL_X"]}"#)
+                #expect(Set(server.frameEncoders.keys.map(\.stream)) == [.filtered])
+                #expect(server.frameEncoders.count == 2)
+
+                // Diagonal motion: the REL_X watcher gets the X part of each frame.
+                func diagonal(_ i: Int) -> InputFrame {
+                    let t = Int64(i) * 20_000_000
+                    return InputFrame(time: t, events: [InputEvent(time: t, type: EventType.rel, code: 0, value: Int32(i)),
+                                                        InputEvent(time: t, type: EventType.rel, code: 1, value: -Int32(i))])
+                }
+                let frames = (1...6).map(diagonal)
+                for frame in frames { devices.send(mouse.id, frame) }
+                devices.scheduler.advance(by: .milliseconds(200))
+
+                let lines = try same.map { c in try (0..<frames.count).map { _ in try #require(try c.readLine()) } }
+                #expect(lines[1] == lines[0] && lines[2] == lines[0], "every watcher of the shape gets the same bytes")
+                // The bytes are the ones a writer of its own makes for the hub's filtered frame.
+                var writer = MessageWriter()
+                for (line, frame) in zip(lines[0], frames) {
+                    writer.reset()
+                    _ = writer.appendFrame(device: mouse.id, stream: .filtered, frame: frame)
+                    #expect(Array(line.utf8) + [UInt8(ascii: "\n")] == writer.bytes)
+                }
+                let motionLines = try (0..<frames.count).map { _ in try #require(try motion.readLine()) }
+                for (line, frame) in zip(motionLines, frames) {
+                    writer.reset()
+                    _ = writer.appendFrame(device: mouse.id, stream: .filtered,
+                                           frame: InputFrame(time: frame.time, events: [frame.events[0]]))
+                    #expect(Array(line.utf8) + [UInt8(ascii: "\n")] == writer.bytes)
+                }
+                // One encode per frame for the three watchers of the first shape.
+                let all = try #require(server.frameEncoders[WatchShape(stream: .filtered, selection: .all)])
+                #expect(all.counts.encodes == frames.count)
+                #expect(all.counts.reuses == 2 * frames.count)
+
+                // A shape nobody watches any more leaves the table.
+                _ = try motion.request(#"{"class":"UNWATCH"}"#)
+                #expect(await eventually { server.frameEncoders.count == 1 })
+            }
+            #expect(await eventually { server.clientCount == 0 && server.frameEncoders.isEmpty })
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
     @Test func rateLimitDropsMotionButNeverKeys() async throws {
         try await released {
             let devices = ManualDevices()

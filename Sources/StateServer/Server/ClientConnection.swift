@@ -56,6 +56,11 @@ final class ClientConnection: @unchecked Sendable {
 
     // Event loop only.
     private var spare: [UInt8] = []
+    /// The buffer of the last batch handed to the channel, reused for the next one: by then the
+    /// kernel has usually taken it and the channel let it go, so `clear()` keeps its storage
+    /// (when the channel still holds it, `clear()` gets fresh storage and the write in flight
+    /// keeps its bytes).
+    private var outgoing: ByteBuffer?
     private var framer = LineFramer()
     private var writer = MessageWriter()
     private var watch: Disposable?
@@ -134,6 +139,7 @@ final class ClientConnection: @unchecked Sendable {
             $0.pending = []
         }
         spare = []
+        outgoing = nil
         if accepted { core.unregister(self) }
     }
 
@@ -259,7 +265,8 @@ final class ClientConnection: @unchecked Sendable {
         // before any stream message, and everything that happens after it is streamed.
         respond(flush: false) { $0.appendWatch(request, matched: matched, tag: tag) }
         defer { flush() }
-        let encoder = WatchEncoder(client: self, names: core.names, stream: request.stream, generation: generation)
+        let frames = core.frameEncoders.encoder(for: WatchShape(stream: request.stream, selection: request.events))
+        let encoder = WatchEncoder(client: self, names: core.names, frames: frames, generation: generation)
         let stream = WatchStream.make(hub: core.hub, watch: request, listed: listed, onRateDrop: { [weak self] in
             self?.rateDropped.add(1, ordering: .relaxed)
         })
@@ -346,7 +353,10 @@ final class ClientConnection: @unchecked Sendable {
             return
         }
         let n = spare.count
-        let buffer = channel.allocator.buffer(bytes: spare)
+        var buffer = outgoing ?? channel.allocator.buffer(capacity: max(n, 1024))
+        buffer.clear()
+        buffer.writeBytes(spare)
+        outgoing = buffer.capacity <= 64 * 1024 ? buffer : nil
         spare.removeAll(keepingCapacity: spare.capacity <= 64 * 1024)
         core.recordSent(oldestFrame: oldestFrame)
         channel.writeAndFlush(buffer).whenComplete { [weak self] result in
@@ -358,32 +368,33 @@ final class ClientConnection: @unchecked Sendable {
 }
 
 /// Encodes a watch's items; called serially by the watch subscription (a pipeline thread).
+/// Frames are encoded by the shape's shared encoder (once for every client of the shape),
+/// device notices here.
 final class WatchEncoder: @unchecked Sendable {
     private weak var client: ClientConnection?
     private var writer: MessageWriter
-    private let stream: StreamKind
+    private let frames: SharedFrameEncoder
     private let generation: UInt64
 
-    init(client: ClientConnection, names: EventNameCache, stream: StreamKind, generation: UInt64) {
+    init(client: ClientConnection, names: EventNameCache, frames: SharedFrameEncoder, generation: UInt64) {
         self.client = client
-        writer = MessageWriter(names: names, capacity: 1024)
-        self.stream = stream
+        writer = MessageWriter(names: names, capacity: 256)
+        self.frames = frames
         self.generation = generation
     }
 
     func encode(_ item: WatchItem) {
         guard let client else { return }
-        writer.reset()
-        var frameTime: Int64?
+        let queued: Bool
         switch item {
         case .frame(let id, let frame):
-            guard writer.appendFrame(device: id, stream: stream, frame: frame) else { return }
-            frameTime = frame.time
+            guard let bytes = frames.encode(device: id, frame: frame) else { return }
+            queued = client.enqueue(bytes, generation: generation, frameTime: frame.time)
         case .notice(let change):
+            writer.reset()
             writer.appendDeviceNotice(change)
+            queued = client.enqueue(writer.bytes, generation: generation)
         }
-        if client.enqueue(writer.bytes, generation: generation, frameTime: frameTime) {
-            client.sent.add(1, ordering: .relaxed)
-        }
+        if queued { client.sent.add(1, ordering: .relaxed) }
     }
 }

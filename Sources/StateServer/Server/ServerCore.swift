@@ -15,6 +15,8 @@ final class ServerCore: @unchecked Sendable {
     let hub: DeviceHub
     let logger: Logger
     let names = EventNameCache.standard
+    /// `FRAME` encoders shared by the watches of one shape.
+    let frameEncoders = SharedFrameEncoders(names: EventNameCache.standard)
     let startTime = monotonicNow()
     /// Root and the server's own uid are always allowed; tests turn this off to be refused.
     let trustRootAndSelf: Bool

@@ -75,6 +75,9 @@ public final class StateServer: Sendable {
     /// Clients dropped because they could not keep up (`slow-consumer`).
     public var droppedClients: Int { core.droppedClients.load(ordering: .relaxed) }
 
+    /// The shared `FRAME` encoders of the watches in progress, per shape (tests).
+    var frameEncoders: [WatchShape: SharedFrameEncoder] { core.frameEncoders.inUse }
+
     /// Binds the socket (or adopts `listenFD`) and listens; returns once listening.
     public func start() async throws {
         try state.withLock { s in
