@@ -141,14 +141,20 @@ public struct JSONWriter: Sendable {
     }
 
     @inlinable mutating func appendDigits(_ value: UInt64) {
-        // Up to 20 digits, written backwards into a fixed tuple-free scratch area at the end.
+        // The digits are appended lowest first, then swapped into place within the array
+        // (reversing `bytes[start...]` instead would copy the slice: one allocation per number).
         var v = value
-        let start = bytes.count
+        var low = bytes.count
         repeat {
             bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10))
             v /= 10
         } while v != 0
-        bytes[start...].reverse()
+        var high = bytes.count - 1
+        while low < high {
+            bytes.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 
     /// Writes a number; non-finite values (which JSON cannot express) are written as `null`.

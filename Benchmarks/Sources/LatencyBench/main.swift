@@ -98,6 +98,7 @@ final class LatencyClient: @unchecked Sendable {
         var buf = [UInt8](repeating: 0, count: 1 << 16)
         var carry: [UInt8] = []
         let key = Array("\"time\":".utf8)
+        let framePrefix = Array("{\"class\":\"FRAME\"".utf8)   // made once: the reader allocates nothing per line
         var tv = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         while monotonicNow() < window.stopAt {
@@ -110,7 +111,7 @@ final class LatencyClient: @unchecked Sendable {
             while let nl = carry[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = carry[lineStart..<nl]
                 lineStart = nl + 1
-                guard line.starts(with: Array("{\"class\":\"FRAME\"".utf8)) else { continue }
+                guard line.starts(with: framePrefix) else { continue }
                 // Find "time": and parse the integer after it.
                 var i = line.startIndex
                 var found = false

@@ -61,6 +61,8 @@ final class ClientConnection: @unchecked Sendable {
     /// (when the channel still holds it, `clear()` gets fresh storage and the write in flight
     /// keeps its bytes).
     private var outgoing: ByteBuffer?
+    /// The sizes of the batches handed to the channel and not yet written, oldest first.
+    private var inFlight = CircularBuffer<Int>(initialCapacity: 4)
     private var framer = LineFramer()
     private var writer = MessageWriter()
     private var watch: Disposable?
@@ -354,16 +356,24 @@ final class ClientConnection: @unchecked Sendable {
         }
         let n = spare.count
         var buffer = outgoing ?? channel.allocator.buffer(capacity: max(n, 1024))
+        outgoing = nil   // `buffer` its only holder here, so `clear()` can keep the storage
         buffer.clear()
         buffer.writeBytes(spare)
         outgoing = buffer.capacity <= 64 * 1024 ? buffer : nil
         spare.removeAll(keepingCapacity: spare.capacity <= 64 * 1024)
         core.recordSent(oldestFrame: oldestFrame)
-        channel.writeAndFlush(buffer).whenComplete { [weak self] result in
-            guard let self else { return }
-            self.queued.subtract(n, ordering: .relaxed)
-            if case .success = result { self.core.bytesSent.add(UInt64(n), ordering: .relaxed) }
-        }
+        // The batch's size waits in `inFlight`: the channel completes writes in order, so the
+        // completion needs no size of its own, and a closure capturing only `self` has no
+        // context to allocate (the promise is the one allocation of a batch).
+        inFlight.append(n)
+        channel.writeAndFlush(buffer).whenComplete { [self] result in written(result) }
+    }
+
+    /// The oldest batch in flight was taken by the kernel (or failed, the connection closing).
+    private func written(_ result: Result<Void, Error>) {
+        let n = inFlight.removeFirst()
+        queued.subtract(n, ordering: .relaxed)
+        if case .success = result { core.bytesSent.add(UInt64(n), ordering: .relaxed) }
     }
 }
 

@@ -150,6 +150,9 @@ final class ServerCore: @unchecked Sendable {
 
     /// Clients with queued bytes, and whether a drain job is scheduled.
     private let flushList = PosixLocked<(clients: [ClientConnection], scheduled: Bool)>(([], false))
+    /// The batch being drained (event loop); swapped with `flushList.clients`, so both arrays
+    /// keep their capacity and queuing a client allocates nothing.
+    private var draining: [ClientConnection] = []
 
     /// Queues `client` for the next drain on its event loop; schedules the drain if none is.
     /// Every client lives on the server's single event loop, so one job serves them all.
@@ -165,12 +168,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// Flushes every queued client (event loop).
     private func drainFlushList() {
-        var batch: [ClientConnection] = []
         flushList.withLock { f in
-            swap(&batch, &f.clients)
+            swap(&draining, &f.clients)
             f.scheduled = false
         }
-        for client in batch { client.flush() }
+        for client in draining { client.flush() }
+        draining.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Queries
