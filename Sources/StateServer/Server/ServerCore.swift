@@ -39,14 +39,19 @@ final class ServerCore: @unchecked Sendable {
     /// The live source's counters for `METRICS`; nil in replay.
     let sourceStatistics: (@Sendable () -> SourceStatistics)?
     private let metrics = MetricsExporter()
-    /// Ages at the `sent` stage; written and read on the event loop only.
-    private var sentLatency = LatencyHistogram()
+    /// The server's one event loop: every client's channel, and the state below, live on it.
+    let eventLoop: EventLoop
+    /// Ages at the `sent` stage; written and read on the event loop (checked on each use).
+    private let sentLatency: NIOLoopBoundBox<LatencyHistogram>
     /// The clock `sent` ages are read on: the hub's scheduler's, unless it is virtual (a socket
     /// write has no virtual time: then `sent` is not measured).
     private let sentClock: SchedulerType?
 
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
-         sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+         eventLoop: EventLoop, sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+        self.eventLoop = eventLoop
+        sentLatency = .makeBoxSendingValue(LatencyHistogram(), eventLoop: eventLoop)
+        draining = .makeBoxSendingValue([], eventLoop: eventLoop)
         self.configuration = configuration
         self.hub = hub
         self.logger = logger
@@ -58,7 +63,7 @@ final class ServerCore: @unchecked Sendable {
     /// Records a batch's `sent` age (event loop): the oldest frame in it, as it is written.
     func recordSent(oldestFrame: Int64?) {
         guard let oldestFrame, let clock = sentClock else { return }
-        sentLatency.record(clock.now - oldestFrame)
+        sentLatency.value.record(clock.now - oldestFrame)
     }
 
     /// `LATENCY` without `sent`: the hub's ages, taken on its scheduler; `completion` runs there.
@@ -70,7 +75,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     /// The `sent` stage's summary (event loop); nil when `sent` is not measured (virtual time).
-    var sentSummary: LatencySummary? { sentClock == nil ? nil : sentLatency.summary }
+    var sentSummary: LatencySummary? { sentClock == nil ? nil : sentLatency.value.summary }
 
     func makeNumber() -> UInt64 { nextNumber.add(1, ordering: .relaxed).oldValue }
 
@@ -150,11 +155,11 @@ final class ServerCore: @unchecked Sendable {
 
     /// Clients with queued bytes, and whether a drain job is scheduled.
     private let flushList = PosixLocked<(clients: [ClientConnection], scheduled: Bool)>(([], false))
-    /// The batch being drained (event loop); swapped with `flushList.clients`, so both arrays
-    /// keep their capacity and queuing a client allocates nothing.
-    private var draining: [ClientConnection] = []
+    /// The batch being drained (event loop, checked); swapped with `flushList.clients`, so both
+    /// arrays keep their capacity and queuing a client allocates nothing.
+    private let draining: NIOLoopBoundBox<[ClientConnection]>
 
-    /// Queues `client` for the next drain on its event loop; schedules the drain if none is.
+    /// Queues `client` for the next drain on the event loop; schedules the drain if none is.
     /// Every client lives on the server's single event loop, so one job serves them all.
     func requestFlush(_ client: ClientConnection) {
         let schedule = flushList.withLock { f -> Bool in
@@ -163,17 +168,17 @@ final class ServerCore: @unchecked Sendable {
             f.scheduled = true
             return true
         }
-        if schedule { client.channel.eventLoop.execute { [self] in drainFlushList() } }
+        if schedule { eventLoop.execute { [self] in drainFlushList() } }
     }
 
     /// Flushes every queued client (event loop).
     private func drainFlushList() {
         flushList.withLock { f in
-            swap(&draining, &f.clients)
+            swap(&draining.value, &f.clients)
             f.scheduled = false
         }
-        for client in draining { client.flush() }
-        draining.removeAll(keepingCapacity: true)
+        for client in draining.value { client.flush() }
+        draining.value.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Queries

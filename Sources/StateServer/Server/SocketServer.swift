@@ -47,17 +47,17 @@ public final class StateServer: Sendable {
     /// gives the live source's counters to `METRICS` (called per scrape, from the server's thread).
     public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger,
                 sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
-        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
-                          sourceStatistics: sourceStatistics)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
+                          eventLoop: group.next(), sourceStatistics: sourceStatistics)
     }
 
     /// For tests: a server that does not wave root and its own uid through the access lists.
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
          sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
-        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf,
-                          sourceStatistics: sourceStatistics)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf,
+                          eventLoop: group.next(), sourceStatistics: sourceStatistics)
     }
 
     /// Clients connected and accepted now.
