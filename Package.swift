@@ -71,12 +71,18 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
-        ], linkerSettings: [
+        ], exclude: ["symbol-order.txt"], linkerSettings: [
             // Release on Linux (docs/benchmarks.md "Daemon: M1"): link with lld, export no symbols
             // (SwiftPM exports every public one from an executable: 17,000 names ld.so hashes and
             // pages in) and pack the relative relocations (DT_RELR, glibc ≥ 2.36): 2 MB less RSS.
+            // Then lay out the functions that run at start and on the event path together, in
+            // the order scripts/symbol-order recorded: the kernel maps code 64 KiB around each
+            // fault, so start-up code spread over the 14 MB .text made 9 MB of it resident;
+            // 4 MB less RSS. Names the code no longer has are skipped, without a warning.
             .unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic",
-                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                          "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/evflowd/symbol-order.txt",
+                          "-Xlinker", "--no-warn-symbol-ordering"],
                          .when(platforms: [.linux], configuration: .release)),
         ]),
         .executableTarget(name: "evflowctl", dependencies: [
