@@ -240,11 +240,22 @@ struct FrameTable {
 
     /// Frame `i`, its times (the frame's and its events') moved by `shift`.
     func frame(_ i: Int, shiftedBy shift: Int64) -> InputFrame {
+        var buffer: [InputEvent] = []
+        return frame(i, shiftedBy: shift, reusing: &buffer)
+    }
+
+    /// Frame `i` as `frame(_:shiftedBy:)` makes it, with its events written into `buffer`
+    /// (emptied first) and shared with the frame. A buffer whose last frame nobody kept keeps
+    /// its storage, so a player that passes the same buffer for every frame allocates
+    /// nothing per frame; one that is still held elsewhere is copied on write, as any array.
+    func frame(_ i: Int, shiftedBy shift: Int64, reusing buffer: inout [InputEvent]) -> InputFrame {
         let start = i == 0 ? 0 : ends[i - 1].end
-        var frame = InputFrame(time: ends[i].time + shift, events: Array(events[start..<ends[i].end]))
+        buffer.replaceSubrange(buffer.indices, with: events[start..<ends[i].end])
         if shift != 0 {
-            for j in frame.events.indices { frame.events[j].time += shift }
+            buffer.withUnsafeMutableBufferPointer { events in
+                for j in events.indices { events[j].time += shift }
+            }
         }
-        return frame
+        return InputFrame(time: ends[i].time + shift, events: buffer)
     }
 }

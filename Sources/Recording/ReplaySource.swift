@@ -136,6 +136,9 @@ public final class ReplaySource: @unchecked Sendable {
     @exclusivity(unchecked) private var timer: SchedulerTimer?
     @exclusivity(unchecked) private var generation: UInt64 = 0
     @exclusivity(unchecked) private var present: [Bool]
+    /// The storage every played frame's events are written into: reused when the previous
+    /// frame was not kept downstream (see `FrameTable.frame(_:shiftedBy:reusing:)`).
+    @exclusivity(unchecked) private var frameBuffer: [InputEvent] = []
 
     /// Prepares a replay of `recordings` and `sessions` on `scheduler`.
     ///
@@ -302,15 +305,15 @@ public final class ReplaySource: @unchecked Sendable {
                 return
             }
             cursor += 1
-            let info = infos[step.device]
             switch step.kind {
             case .add:
                 present[step.device] = true
                 let subject = PublishSubject<InputFrame>()
                 subjects[step.device] = subject
-                streams.onNext(DeviceStream(info: info, frames: subject.asObservable()))
+                streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable()))
             case .frame(let i):
-                subjects[step.device].onNext(frames[step.device].frame(i, shiftedBy: eventOrigin))
+                let frame = frames[step.device].frame(i, shiftedBy: eventOrigin, reusing: &frameBuffer)
+                subjects[step.device].onNext(frame)
             case .remove:
                 guard present[step.device], loop || removeAtEnd else { continue }
                 present[step.device] = false
