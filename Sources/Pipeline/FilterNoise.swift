@@ -74,7 +74,11 @@ enum NoiseFilterStage {
 struct NoiseFilterMachine: TimedMachine {
     enum Input {
         case event(Event<InputFrame>)
-        case configure(DeviceFilterSettings)
+        /// Boxed: the settings are large and come on a reload, frames are small and come at
+        /// input rate, and an input is copied into the sink's gate message and destroyed
+        /// per frame; with the settings inline every copy goes through the large case's
+        /// outlined value witness.
+        indirect case configure(DeviceFilterSettings)
     }
 
     private let downstream: AnyObserver<InputFrame>
