@@ -27,6 +27,14 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
         core.send(.event(event))
     }
 
+    /// Sends `.next(element)`; the same as `on(.next(element))`, checking for observers
+    /// before the event is made, so an element nobody receives is not even wrapped.
+    @inlinable
+    public func onNext(_ element: Element) {
+        if core.dropsElementsNow { return }
+        core.send(.event(.next(element)))
+    }
+
     /// Subscribes an observer.
     @inlinable
     public func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
