@@ -85,7 +85,8 @@ struct NoiseFilterMachine: TimedMachine {
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
     private let onSpurious: ((UInt16) -> Void)?
     private var filter: NoiseFilter
-    /// The deadline the timer is armed for, nil when disarmed.
+    /// The deadline the timer is armed for, nil when disarmed. Every input and tick that
+    /// changes the filter ends with `rearm`, so between them this is `filter.nextDeadline`.
     private var armedDeadline: Int64?
     private var reported = 0
 
@@ -104,11 +105,13 @@ struct NoiseFilterMachine: TimedMachine {
             // delivered first, whether or not the scheduler's timer has fired yet (a replay
             // faster than recorded runs ahead of its timers), so the output does not depend on
             // the replay speed.
-            while let due = filter.nextDeadline, due <= frame.time {
+            var next = armedDeadline   // the filter's next deadline, without scanning its codes
+            while let due = next, due <= frame.time {
                 let settled = filter.fire(at: due)
                 report()
                 onUpdate?(settled, filter.counters)
                 if let settled { downstream.on(.next(settled)) }
+                next = filter.nextDeadline
             }
             let out = filter.process(frame)
             onUpdate?(out, filter.counters)
