@@ -74,14 +74,19 @@ enum NoiseFilterStage {
 struct NoiseFilterMachine: TimedMachine {
     enum Input {
         case event(Event<InputFrame>)
-        case configure(DeviceFilterSettings)
+        /// Boxed: the settings are large and come on a reload, frames are small and come at
+        /// input rate, and an input is copied into the sink's gate message and destroyed
+        /// per frame; with the settings inline every copy goes through the large case's
+        /// outlined value witness.
+        indirect case configure(DeviceFilterSettings)
     }
 
     private let downstream: AnyObserver<InputFrame>
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
     private let onSpurious: ((UInt16) -> Void)?
     private var filter: NoiseFilter
-    /// The deadline the timer is armed for, nil when disarmed.
+    /// The deadline the timer is armed for, nil when disarmed. Every input and tick that
+    /// changes the filter ends with `rearm`, so between them this is `filter.nextDeadline`.
     private var armedDeadline: Int64?
     private var reported = 0
 
@@ -100,11 +105,13 @@ struct NoiseFilterMachine: TimedMachine {
             // delivered first, whether or not the scheduler's timer has fired yet (a replay
             // faster than recorded runs ahead of its timers), so the output does not depend on
             // the replay speed.
-            while let due = filter.nextDeadline, due <= frame.time {
+            var next = armedDeadline   // the filter's next deadline, without scanning its codes
+            while let due = next, due <= frame.time {
                 let settled = filter.fire(at: due)
                 report()
                 onUpdate?(settled, filter.counters)
                 if let settled { downstream.on(.next(settled)) }
+                next = filter.nextDeadline
             }
             let out = filter.process(frame)
             onUpdate?(out, filter.counters)

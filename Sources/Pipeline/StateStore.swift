@@ -157,9 +157,22 @@ extension StateStore {
             case framesIn, eventsIn, framesOut, eventsOut, framesDropped, synDropped
         }
         static let filterBase = counterBase + Counter.allCases.count
-        /// The filters in the order of their words (made once: `allCases` builds an array).
+        /// The filters (made once: `allCases` builds an array).
         static let filterKinds = FilterKind.allCases
         static let wordCount = filterBase + filterKinds.count * 3
+
+        /// The first of a filter's three words (dropped, delayed, merged). A switch rather than
+        /// a position in `filterKinds`, so the per-frame counter write is straight-line stores.
+        @inline(__always)
+        static func filterWord(_ kind: FilterKind) -> Int {
+            switch kind {
+            case .keyChatter: filterBase
+            case .debounce: filterBase + 3
+            case .absHysteresis: filterBase + 6
+            case .absRate: filterBase + 9
+            case .relRate: filterBase + 12
+            }
+        }
 
         private let sequence = Atomic<UInt64>(0)
         private let words: UnsafeMutablePointer<Atomic<UInt64>>
@@ -244,12 +257,20 @@ extension StateStore {
                 set(Slot.counterBase + Counter.eventsOut.rawValue, c.eventsOut)
                 set(Slot.counterBase + Counter.framesDropped.rawValue, c.framesDropped)
                 set(Slot.counterBase + Counter.synDropped.rawValue, c.synDropped)
-                for (i, kind) in Slot.filterKinds.enumerated() {
-                    let f = c[kind]
-                    set(Slot.filterBase + 3 * i, f.dropped)
-                    set(Slot.filterBase + 3 * i + 1, f.delayed)
-                    set(Slot.filterBase + 3 * i + 2, f.merged)
-                }
+                // One line per `FilterKind`, as in `filterWord` (whose switch is exhaustive).
+                setFilter(.keyChatter, c)
+                setFilter(.debounce, c)
+                setFilter(.absHysteresis, c)
+                setFilter(.absRate, c)
+                setFilter(.relRate, c)
+            }
+
+            @inline(__always)
+            private func setFilter(_ kind: FilterKind, _ c: DeviceCounters) {
+                let f = c[kind], w = Slot.filterWord(kind)
+                set(w, f.dropped)
+                set(w + 1, f.delayed)
+                set(w + 2, f.merged)
             }
         }
 
@@ -290,10 +311,9 @@ extension StateStore {
             counters.eventsOut = w[counterBase + Counter.eventsOut.rawValue]
             counters.framesDropped = w[counterBase + Counter.framesDropped.rawValue]
             counters.synDropped = w[counterBase + Counter.synDropped.rawValue]
-            for (i, kind) in Slot.filterKinds.enumerated() {
-                let f = FilterCounts(dropped: w[filterBase + 3 * i], delayed: w[filterBase + 3 * i + 1],
-                                     merged: w[filterBase + 3 * i + 2])
-                counters[kind] = f
+            for kind in Slot.filterKinds {
+                let i = filterWord(kind)
+                counters[kind] = FilterCounts(dropped: w[i], delayed: w[i + 1], merged: w[i + 2])
             }
             return DeviceState(
                 info: info, keysDown: keys, absolute: abs, switchesOn: bits(w[switchBits]), ledsOn: bits(w[ledBits]),

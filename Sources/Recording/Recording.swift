@@ -204,8 +204,8 @@ extension Recording {
 
 /// One device's frames, stored flat: the events of every frame in order (no
 /// `SYN_REPORT`s) and where each frame ends — the grouping rule of `FramedEvents`, which is
-/// built from it. `ReplaySource` keeps frames this way and makes a frame's array when it plays
-/// it, so a replay holds no array per frame and frees none at its end.
+/// built from it. `ReplaySource` keeps frames this way and copies a frame's events into one
+/// reused array when it plays it, so a replay holds no array per frame and frees none.
 struct FrameTable {
     private(set) var events: [InputEvent] = []
     /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
@@ -217,19 +217,28 @@ struct FrameTable {
 
     /// The frames of a recording's `events` (in time order).
     init(grouping all: [InputEvent]) {
-        events.reserveCapacity(all.count)
-        var pending = 0
-        for event in all {
-            if event.isSynReport {
-                ends.append((event.time, events.count))
-                pending = 0
-            } else {
-                events.append(event)
-                pending += 1
+        // Counted first, so both tables are made at their size and filled without a
+        // capacity check per event (this runs once per replayed event).
+        var frameCount = 0
+        for event in all where event.isSynReport { frameCount += 1 }
+        var ends: [(time: Int64, end: Int)] = []
+        ends.reserveCapacity(frameCount)
+        var incomplete = 0
+        events = Array(unsafeUninitializedCapacity: all.count - frameCount) { buffer, count in
+            for event in all {
+                if event.isSynReport {
+                    ends.append((event.time, count))
+                } else {
+                    (buffer.baseAddress! + count).initialize(to: event)
+                    count += 1
+                }
             }
+            let framed = ends.last?.end ?? 0
+            incomplete = count - framed
+            count = framed   // events are trivial values: nothing to deinitialise
         }
-        incompleteEvents = pending
-        events.removeLast(pending)
+        self.ends = ends
+        incompleteEvents = incomplete
     }
 
     /// Adds a frame.
@@ -240,11 +249,23 @@ struct FrameTable {
 
     /// Frame `i`, its times (the frame's and its events') moved by `shift`.
     func frame(_ i: Int, shiftedBy shift: Int64) -> InputFrame {
+        var buffer: [InputEvent] = []
+        return frame(i, shiftedBy: shift, reusing: &buffer)
+    }
+
+    /// Frame `i` as `frame(_:shiftedBy:)` makes it, with its events written into `buffer`
+    /// (emptied first) and shared with the frame. A buffer whose last frame nobody kept keeps
+    /// its storage, so a player that passes the same buffer for every frame allocates
+    /// nothing per frame; one that is still held elsewhere is copied on write, as any array.
+    @inline(__always)   // the caller's copy of the tables would be retained for a call
+    func frame(_ i: Int, shiftedBy shift: Int64, reusing buffer: inout [InputEvent]) -> InputFrame {
         let start = i == 0 ? 0 : ends[i - 1].end
-        var frame = InputFrame(time: ends[i].time + shift, events: Array(events[start..<ends[i].end]))
+        buffer.replaceSubrange(buffer.indices, with: events[start..<ends[i].end])
         if shift != 0 {
-            for j in frame.events.indices { frame.events[j].time += shift }
+            buffer.withUnsafeMutableBufferPointer { events in
+                for j in events.indices { events[j].time += shift }
+            }
         }
-        return frame
+        return InputFrame(time: ends[i].time + shift, events: buffer)
     }
 }

@@ -112,30 +112,13 @@ public final class ReplaySource: @unchecked Sendable {
     /// their appearance, in a session).
     public let droppedIncompleteEvents: Int
 
-    private let frames: [FrameTable]
-    private let steps: [Step]
     private let scheduler: SchedulerType
-    private let speed: Double
-    private let loop: Bool
-    private let removeAtEnd: Bool
-    private let loopGap: Int64
-    private let streams = PublishSubject<DeviceStream>()
     private let started = Atomic<Bool>(false)
-    private let finished = BehaviorSubject<Bool>(value: false)
-    // The play state: touched only on the scheduler (`begin`, `stop`, timer fires), one call
-    // at a time, as a serial scheduler and the single timer slot guarantee; so, like the
-    // core's scheduler-confined state, without dynamic exclusivity checks (two per frame).
-    /// One subject per device and pass (a looping replay re-adds devices with fresh streams);
-    /// replaced right before the device's stream is announced.
-    @exclusivity(unchecked) private var subjects: [PublishSubject<InputFrame>]
-    @exclusivity(unchecked) private var cursor = 0
-    @exclusivity(unchecked) private var origin: Int64 = 0
-    /// Event time of recording time 0 in the current pass (`origin` on the first pass;
-    /// later passes continue after the previous one's last event).
-    @exclusivity(unchecked) private var eventOrigin: Int64 = 0
-    @exclusivity(unchecked) private var timer: SchedulerTimer?
-    @exclusivity(unchecked) private var generation: UInt64 = 0
-    @exclusivity(unchecked) private var present: [Bool]
+    /// The play state. An object of its own, never referenced weakly: the timer that drives
+    /// it holds it strongly while it plays (the cycle ends when the replay ends or stops). A
+    /// weak reference would give it a side table and put every retain of it — one per timer
+    /// fire, several per frame — on the slow path; this façade is what closures hold weakly.
+    private let player: Player
 
     /// Prepares a replay of `recordings` and `sessions` on `scheduler`.
     ///
@@ -152,10 +135,6 @@ public final class ReplaySource: @unchecked Sendable {
                 loopGap: RxTimeInterval = .seconds(1), removeAtEnd: Bool = true) {
         precondition(speed > 0, "replay speed must be positive")
         self.scheduler = scheduler
-        self.speed = speed
-        self.loop = loop
-        self.removeAtEnd = removeAtEnd
-        self.loopGap = loopGap.nanoseconds
         var infos: [DeviceInfo] = []
         var framesPerDevice: [FrameTable] = []
         var dropped = 0
@@ -227,12 +206,10 @@ public final class ReplaySource: @unchecked Sendable {
             }
             lists.append(steps)
         }
-        self.steps = Ranked.ordered(lists)
         self.infos = infos
-        frames = framesPerDevice
         droppedIncompleteEvents = dropped
-        subjects = infos.map { _ in PublishSubject<InputFrame>() }
-        present = infos.map { _ in false }
+        player = Player(infos: infos, frames: framesPerDevice, steps: Ranked.ordered(lists), scheduler: scheduler,
+                        speed: speed, loop: loop, removeAtEnd: removeAtEnd, loopGap: loopGap.nanoseconds)
     }
 
     /// One stream per device and appearance (per pass, when looping), in the replay's order;
@@ -240,98 +217,147 @@ public final class ReplaySource: @unchecked Sendable {
     /// times, from the handler that receives the stream (it is hot: frames delivered before a
     /// subscription are not repeated). The first subscription starts the replay (on the
     /// scheduler); disposing it stops the replay and completes the devices still present.
+    /// Once started, the replay plays until it ends or is stopped that way, even when this
+    /// object is no longer referenced.
     public var devices: Observable<DeviceStream> {
         Observable.create { [weak self] observer in
             guard let self else {
                 observer.onCompleted()
                 return Disposables.create()
             }
-            let subscription = self.streams.subscribe(observer)
+            let subscription = self.player.streams.subscribe(observer)
             if !self.started.exchange(true, ordering: .acquiringAndReleasing) {
-                self.scheduler.schedule { [weak self] in self?.begin() }
+                self.scheduler.schedule { [weak self] in self?.player.begin() }
             }
             return Disposables.create { [weak self] in
                 subscription.dispose()
-                self?.scheduler.schedule { [weak self] in self?.stop() }
+                self?.scheduler.schedule { [weak self] in self?.player.stop() }
             }
         }
     }
 
     /// Emits `true` once the replay has played everything (never, when looping).
-    public var isFinished: Observable<Bool> { finished.asObservable() }
+    public var isFinished: Observable<Bool> { player.finished.asObservable() }
 
-    private func begin() {
-        origin = scheduler.now
-        eventOrigin = origin
-        cursor = 0
-        timer = scheduler.makeTimer { [weak self] token in self?.fire(token) }
-        run()
-    }
+    /// The steps played in order on the scheduler, one timer slot for the whole replay.
+    ///
+    /// Touched only on the scheduler (`begin`, `stop`, timer fires), one call at a time, as a
+    /// serial scheduler and the single timer slot guarantee; so, like the core's
+    /// scheduler-confined state, without dynamic exclusivity checks.
+    private final class Player {
+        let infos: [DeviceInfo]
+        let frames: [FrameTable]
+        let steps: [Step]
+        let scheduler: SchedulerType
+        let speed: Double
+        let loop: Bool
+        let removeAtEnd: Bool
+        let loopGap: Int64
+        let streams = PublishSubject<DeviceStream>()
+        let finished = BehaviorSubject<Bool>(value: false)
+        /// One subject per device and pass (a looping replay re-adds devices with fresh
+        /// streams); replaced right before the device's stream is announced.
+        @exclusivity(unchecked) private var subjects: [PublishSubject<InputFrame>]
+        @exclusivity(unchecked) private var cursor = 0
+        @exclusivity(unchecked) private var origin: Int64 = 0
+        /// Event time of recording time 0 in the current pass (`origin` on the first pass;
+        /// later passes continue after the previous one's last event).
+        @exclusivity(unchecked) private var eventOrigin: Int64 = 0
+        @exclusivity(unchecked) private var timer: SchedulerTimer?
+        @exclusivity(unchecked) private var generation: UInt64 = 0
+        @exclusivity(unchecked) private var present: [Bool]
+        /// The storage every played frame's events are written into: reused when the previous
+        /// frame was not kept downstream (see `FrameTable.frame(_:shiftedBy:reusing:)`).
+        @exclusivity(unchecked) private var frameBuffer: [InputEvent] = []
 
-    private func stop() {
-        timer?.invalidate()
-        timer = nil
-        for d in infos.indices where present[d] {
-            present[d] = false
-            subjects[d].onCompleted()
+        init(infos: [DeviceInfo], frames: [FrameTable], steps: [Step], scheduler: SchedulerType,
+             speed: Double, loop: Bool, removeAtEnd: Bool, loopGap: Int64) {
+            self.infos = infos
+            self.frames = frames
+            self.steps = steps
+            self.scheduler = scheduler
+            self.speed = speed
+            self.loop = loop
+            self.removeAtEnd = removeAtEnd
+            self.loopGap = loopGap
+            subjects = infos.map { _ in PublishSubject<InputFrame>() }
+            present = infos.map { _ in false }
         }
-    }
 
-    private func deadline(of step: Step) -> Int64 { mapTime(step.time) }
-
-    /// Recording time → scheduler time.
-    private func mapTime(_ t: Int64) -> Int64 {
-        if speed == 1 { return origin + t }
-        return speed.isInfinite ? origin : origin + Int64((Double(t) / speed).rounded())
-    }
-
-    private func fire(_ token: UInt64) {
-        guard token == generation else { return }
-        run()
-    }
-
-    /// Delivers every step that is due, then arms the timer for the next one.
-    private func run() {
-        let now = scheduler.now
-        while cursor < steps.count {
-            let step = steps[cursor]
-            let due = deadline(of: step)
-            if due > now {
-                generation &+= 1
-                timer?.arm(at: due, token: generation)
-                return
-            }
-            cursor += 1
-            let info = infos[step.device]
-            switch step.kind {
-            case .add:
-                present[step.device] = true
-                let subject = PublishSubject<InputFrame>()
-                subjects[step.device] = subject
-                streams.onNext(DeviceStream(info: info, frames: subject.asObservable()))
-            case .frame(let i):
-                subjects[step.device].onNext(frames[step.device].frame(i, shiftedBy: eventOrigin))
-            case .remove:
-                guard present[step.device], loop || removeAtEnd else { continue }
-                present[step.device] = false
-                subjects[step.device].onCompleted()
-            case .unplug:
-                guard present[step.device] else { continue }
-                present[step.device] = false
-                subjects[step.device].onCompleted()
-            }
-            if timer == nil { return }   // stopped by a subscriber while delivering
-        }
-        if loop {
-            eventOrigin += max(steps.last?.time ?? 0, now - origin) + loopGap
-            origin = now + loopGap
+        func begin() {
+            origin = scheduler.now
+            eventOrigin = origin
             cursor = 0
-            generation &+= 1
-            timer?.arm(at: origin, token: generation)
-        } else {
-            timer?.invalidate()   // nothing left to play: release the timer slot now
+            // Strong: see `ReplaySource.player`; `stop` and the end of the replay invalidate it.
+            timer = scheduler.makeTimer { token in self.fire(token) }
+            run()
+        }
+
+        func stop() {
+            timer?.invalidate()
             timer = nil
-            finished.onNext(true)
+            for d in infos.indices where present[d] {
+                present[d] = false
+                subjects[d].onCompleted()
+            }
+        }
+
+        private func deadline(of step: Step) -> Int64 { mapTime(step.time) }
+
+        /// Recording time → scheduler time.
+        private func mapTime(_ t: Int64) -> Int64 {
+            if speed == 1 { return origin + t }
+            return speed.isInfinite ? origin : origin + Int64((Double(t) / speed).rounded())
+        }
+
+        private func fire(_ token: UInt64) {
+            guard token == generation else { return }
+            run()
+        }
+
+        /// Delivers every step that is due, then arms the timer for the next one.
+        private func run() {
+            let now = scheduler.now
+            while cursor < steps.count {
+                let step = steps[cursor]
+                let due = deadline(of: step)
+                if due > now {
+                    generation &+= 1
+                    timer?.arm(at: due, token: generation)
+                    return
+                }
+                cursor += 1
+                switch step.kind {
+                case .add:
+                    present[step.device] = true
+                    let subject = PublishSubject<InputFrame>()
+                    subjects[step.device] = subject
+                    streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable()))
+                case .frame(let i):
+                    let frame = frames[step.device].frame(i, shiftedBy: eventOrigin, reusing: &frameBuffer)
+                    subjects[step.device].onNext(frame)
+                case .remove:
+                    guard present[step.device], loop || removeAtEnd else { continue }
+                    present[step.device] = false
+                    subjects[step.device].onCompleted()
+                case .unplug:
+                    guard present[step.device] else { continue }
+                    present[step.device] = false
+                    subjects[step.device].onCompleted()
+                }
+                if timer == nil { return }   // stopped by a subscriber while delivering
+            }
+            if loop {
+                eventOrigin += max(steps.last?.time ?? 0, now - origin) + loopGap
+                origin = now + loopGap
+                cursor = 0
+                generation &+= 1
+                timer?.arm(at: origin, token: generation)
+            } else {
+                timer?.invalidate()   // nothing left to play: release the timer slot now
+                timer = nil
+                finished.onNext(true)
+            }
         }
     }
 }

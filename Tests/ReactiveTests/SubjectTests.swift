@@ -239,6 +239,39 @@ struct SubjectTests {
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("an element nobody observes skips the gate, yet reaches a subscription its thread made before it (queued behind another thread)")
+    func unobservedElementKeepsThreadOrder() {
+        let baseline = LiveResources.owned
+        do {
+            let subject = PublishSubject<Int>()
+            let done = AtomicFlag()
+            let missed = Atomic<Int>(0)
+            let rounds = 3_000
+            runConcurrently(threads: 2) { t in
+                if t == 1 {
+                    // Keeps entering the gate (subscribe, then unsubscribe: the count goes back
+                    // to 0 inside it), so the other thread's subscriptions are often queued.
+                    while !done.isSet { subject.subscribe(onNext: { _ in }).dispose() }
+                    return
+                }
+                for round in 0..<rounds {
+                    let seen = AtomicFlag()
+                    let subscription = subject.subscribe(onNext: { if $0 == round { seen.set() } })
+                    subject.onNext(round)
+                    // Delivered now, or by the other thread before it leaves the gate.
+                    let deadline = monotonicNow() + 1_000_000_000
+                    while !seen.isSet, monotonicNow() < deadline { sched_yield() }
+                    if !seen.isSet { missed.wrappingAdd(1, ordering: .relaxed) }
+                    subscription.dispose()
+                }
+                done.set()
+            }
+            #expect(missed.load(ordering: .relaxed) == 0)
+            #expect(!subject.hasObservers)
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("subscribe and dispose on several threads while another thread sends")
     func concurrentSubscribeDispose() {
         let baseline = LiveResources.owned

@@ -78,9 +78,11 @@ package final class TimedSink<Machine: TimedMachine>: OperatorSink, @unchecked S
         machine.start(self)
     }
 
-    /// Hands `input` to the machine through the gate (from any thread).
+    /// Hands `input` to the machine through the gate (from any thread). Consumed: it moves
+    /// into the gate's message instead of being copied into it (and the copy destroyed) per
+    /// input.
     @inlinable
-    package func send(_ input: Machine.Input) {
+    package func send(_ input: consuming Machine.Input) {
         gate.send(.input(input)) { self.handle($0) }
     }
 

@@ -5,8 +5,10 @@
 /// slot and carries a key, so swapping entries copies no references and an entry whose key no
 /// longer matches its slot is stale and skipped. Timer slots from `makeTimer` are re-armed by
 /// pushing one entry (no allocation), and an invalidated timer is released at once rather
-/// than when its stale entries come due. Everything runs on the thread that advances the
-/// clock; drive one instance from one thread at a time.
+/// than when its stale entries come due. While an item runs, the first entry it schedules (a
+/// replay or an operator re-arming its timer from the timer's own handler) is held beside the
+/// heap and runs next without entering it when nothing queued comes before it. Everything
+/// runs on the thread that advances the clock; drive one instance from one thread at a time.
 open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
     @usableFromInline
     @frozen
@@ -46,6 +48,12 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var timers: ContiguousArray<VirtualTimer?> = []
     @usableFromInline @exclusivity(unchecked) var freeTimerSlots: [Int32] = []
     @usableFromInline @exclusivity(unchecked) var nextKey: UInt64 = 1
+    /// The first entry scheduled by the item that is running, kept out of the heap: the
+    /// pending work is the heap and this entry, and `takeNext` takes the earlier of the two,
+    /// so items run in the heap's order. Most often it is the next item to run (a timer
+    /// re-armed from its handler for the next frame), which then costs no heap insertion and
+    /// removal. Only set while `running`, and empty again whenever a loop ends.
+    @usableFromInline @exclusivity(unchecked) var held: Entry?
 
     /// Creates a scheduler whose clock starts at `initialClock` (ns).
     public init(initialClock: Int64 = 0) {
@@ -57,7 +65,7 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
     public final var now: Int64 { clock }
 
     /// Whether work is pending.
-    public final var hasPendingWork: Bool { !heap.isEmpty }
+    public final var hasPendingWork: Bool { !heap.isEmpty || held != nil }
 
     /// Runs `action` at the current virtual time, after work already due now.
     @discardableResult
@@ -115,11 +123,21 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
         return key
     }
 
+    /// Queues `entry` in scheduling order (held back when it is the first while an item runs).
     @inlinable
     final func push(_ entry: Entry) {
         var entry = entry
         entry.order = nextOrder
         nextOrder &+= 1
+        if running && held == nil {
+            held = entry
+        } else {
+            insert(entry)
+        }
+    }
+
+    @inlinable
+    final func insert(_ entry: Entry) {
         heap.append(entry)
         var child = heap.count - 1
         while child > 0 {
@@ -152,14 +170,27 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
         return top
     }
 
+    /// Removes and returns the next item due by `limit`: the held entry or the heap's first,
+    /// whichever runs first; nil when neither is due. The held entry, when not taken, goes
+    /// into the heap.
+    @inlinable
+    final func takeNext(upTo limit: Int64) -> Entry? {
+        if let entry = held {
+            held = nil
+            if entry.time <= limit, heap.first.map({ entry.runsBefore($0) }) ?? true { return entry }
+            insert(entry)
+        }
+        guard let top = heap.first, top.time <= limit else { return nil }
+        return popMin()
+    }
+
     /// Runs everything due up to `time` (inclusive), in order, moving the clock to each
     /// item's due time; then sets the clock to `time`.
     public final func advance(to time: Int64) {
         precondition(!running, "VirtualTimeScheduler.advance called re-entrantly")
         running = true
         defer { running = false }
-        while let top = heap.first, top.time <= time {
-            let entry = popMin()
+        while let entry = takeNext(upTo: time) {
             if entry.time > clock { clock = entry.time }
             run(entry)
         }
@@ -177,8 +208,7 @@ open class VirtualTimeScheduler: SchedulerType, @unchecked Sendable {
         precondition(!running, "VirtualTimeScheduler.run called re-entrantly")
         running = true
         defer { running = false }
-        while let top = heap.first, top.time <= limit {
-            let entry = popMin()
+        while let entry = takeNext(upTo: limit) {
             if entry.time > clock { clock = entry.time }
             run(entry)
         }

@@ -18,9 +18,21 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
     public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
 
     /// Sends an event to every current observer.
+    ///
+    /// An element that would reach no observer is dropped at once, without passing the gate
+    /// (see `SubjectCore.dropsElementsNow`): a hot stream nobody watches costs two loads.
     @inlinable
     public func on(_ event: Event<Element>) {
+        if case .next = event, core.dropsElementsNow { return }
         core.send(.event(event))
+    }
+
+    /// Sends `.next(element)`; the same as `on(.next(element))`, checking for observers
+    /// before the event is made, so an element nobody receives is not even wrapped.
+    @inlinable
+    public func onNext(_ element: Element) {
+        if core.dropsElementsNow { return }
+        core.send(.event(.next(element)))
     }
 
     /// Subscribes an observer.

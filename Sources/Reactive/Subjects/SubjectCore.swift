@@ -48,6 +48,19 @@ final class SubjectCore<Element>: @unchecked Sendable {
     /// The thread inside the gate (as `pthread_self()`), 0 when none; relaxed stores only.
     @usableFromInline let deliveringThread = Atomic<UInt>(0)
 
+    /// Whether an element the calling thread sends now would reach no one, so that it may be
+    /// dropped without passing the gate: no observer is subscribed, and no thread is inside
+    /// the gate. The second half keeps the thread's own order: a subscription it made while
+    /// another thread was inside is queued in the gate (and is not counted yet) until that
+    /// thread leaves, and until then its elements take the gate too and queue behind it.
+    /// An idle gate read with acquire ordering has handed over every message queued before,
+    /// with the count they left. A subscription made on another thread at the same moment is
+    /// not ordered with the element either way.
+    @inlinable
+    var dropsElementsNow: Bool {
+        gate.isIdle && observerCount.load(ordering: .relaxed) == 0
+    }
+
     /// Whether the calling thread is inside this subject's gate right now.
     var isDeliveringOnCurrentThread: Bool {
         deliveringThread.load(ordering: .relaxed) == UInt(pthread_self())
