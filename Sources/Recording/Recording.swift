@@ -253,11 +253,11 @@ struct FrameTable {
         return frame(i, shiftedBy: shift, reusing: &buffer)
     }
 
-    /// Frame `i` as `frame(_:shiftedBy:)` makes it, with its events written into `buffer`
-    /// (emptied first) and shared with the frame. A buffer whose last frame nobody kept keeps
-    /// its storage, so a player that passes the same buffer for every frame allocates
-    /// nothing per frame; one that is still held elsewhere is copied on write, as any array.
-    @inline(__always)   // the caller's copy of the tables would be retained for a call
+    /// Frame `i`, its times moved by `shift`, with its events written into `buffer` (emptied
+    /// first) and shared with the frame. A buffer whose last frame nobody kept keeps its
+    /// storage, so a player that passes the same buffer for every frame allocates nothing
+    /// per frame; one that is still held elsewhere is copied on write, as any array.
+    @inline(__always)   // once per played frame: saves the call and its retain of the buffer
     func frame(_ i: Int, shiftedBy shift: Int64, reusing buffer: inout [InputEvent]) -> InputFrame {
         let start = i == 0 ? 0 : ends[i - 1].end
         buffer.replaceSubrange(buffer.indices, with: events[start..<ends[i].end])

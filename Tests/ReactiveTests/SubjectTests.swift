@@ -246,7 +246,7 @@ struct SubjectTests {
             let subject = PublishSubject<Int>()
             let done = AtomicFlag()
             let missed = Atomic<Int>(0)
-            let rounds = 3_000
+            let rounds = 20_000
             runConcurrently(threads: 2) { t in
                 if t == 1 {
                     // Keeps entering the gate (subscribe, then unsubscribe: the count goes back
