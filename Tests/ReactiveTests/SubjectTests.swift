@@ -246,15 +246,24 @@ struct SubjectTests {
             let subject = PublishSubject<Int>()
             let done = AtomicFlag()
             let missed = Atomic<Int>(0)
+            // Up to 20,000 rounds (without the idle-gate check a release build missed 5 in
+            // 20,000), but at most 3 s: sanitizer builds run fewer.
             let rounds = 20_000
+            let stopAt = monotonicNow() + 3_000_000_000
+            let ran = Atomic<Int>(0)
             runConcurrently(threads: 2) { t in
                 if t == 1 {
                     // Keeps entering the gate (subscribe, then unsubscribe: the count goes back
                     // to 0 inside it), so the other thread's subscriptions are often queued.
-                    while !done.isSet { subject.subscribe(onNext: { _ in }).dispose() }
+                    // It can queue faster than a thread inside drains, holding that thread
+                    // there: it stops 1 s after the rounds' time at the latest, so the test ends.
+                    while !done.isSet, monotonicNow() < stopAt + 1_000_000_000 {
+                        subject.subscribe(onNext: { _ in }).dispose()
+                    }
                     return
                 }
-                for round in 0..<rounds {
+                for round in 0..<rounds where monotonicNow() < stopAt {
+                    ran.wrappingAdd(1, ordering: .relaxed)
                     let seen = AtomicFlag()
                     let subscription = subject.subscribe(onNext: { if $0 == round { seen.set() } })
                     subject.onNext(round)
@@ -267,6 +276,7 @@ struct SubjectTests {
                 done.set()
             }
             #expect(missed.load(ordering: .relaxed) == 0)
+            #expect(ran.load(ordering: .relaxed) >= 100, "too few rounds to mean anything")
             #expect(!subject.hasObservers)
         }
         #expect(LiveResources.owned == baseline)
