@@ -229,9 +229,13 @@ public final class ReplaySource: @unchecked Sendable {
             if !self.started.exchange(true, ordering: .acquiringAndReleasing) {
                 self.scheduler.schedule { [weak self] in self?.player.begin() }
             }
-            return Disposables.create { [weak self] in
+            // The stop holds the player itself, not this façade: a replay that has begun plays
+            // on without the façade, so a stop reaching it only through the façade would be
+            // lost when the façade goes right after the disposal.
+            let player = self.player, scheduler = self.scheduler
+            return Disposables.create {
                 subscription.dispose()
-                self?.scheduler.schedule { [weak self] in self?.player.stop() }
+                scheduler.schedule { player.stop() }
             }
         }
     }

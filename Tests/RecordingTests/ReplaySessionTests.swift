@@ -66,6 +66,25 @@ struct ReplaySessionTests {
         #expect(log == ["0 +a", "5 +b", "10 a [1]", "20 -a", "20 +a", "30 a [0]", "40 b [1]", "500 -a", "500 -b"])
     }
 
+    @Test func disposingStopsTheReplayEvenWhenTheSourceGoesAtOnce() {
+        let scheduler = VirtualTimeScheduler()
+        var log: [String] = []
+        var replay: ReplaySource? = ReplaySource(sessions: [Self.session()], scheduler: scheduler, loop: true,
+                                                 loopGap: .milliseconds(100), removeAtEnd: false)
+        let subscription = replay!.devices.subscribe(onNext: { stream in
+            log.append("\(scheduler.now / Self.ms) +")
+            _ = stream.frames.subscribe(onNext: { _ in log.append("\(scheduler.now / Self.ms) frame") },
+                                        onCompleted: { log.append("\(scheduler.now / Self.ms) -") })
+        })
+        withExtendedLifetime(replay) { scheduler.advance(to: 150 * Self.ms) }
+        #expect(log.contains("150 frame"), "the second pass is playing")
+        subscription.dispose()   // the stop is scheduled ...
+        replay = nil             // ... and the source goes before it has run
+        scheduler.run(until: 1_000 * Self.ms)
+        #expect(log.suffix(2) == ["150 -", "150 -"], "the devices present are completed, nothing plays after")
+        #expect(!scheduler.hasPendingWork, "the replay's timer is not armed any more")
+    }
+
     @Test func aLoopingReplayAddsTheDevicesAgain() {
         let (log, _) = Self.play(removeAtEnd: false, stopAt: 150, loop: true)
         // 40 ms of session, then 100 ms gap: the second pass starts at 140 ms; stopping the
