@@ -257,7 +257,8 @@ extension StateStore {
                 set(Slot.counterBase + Counter.eventsOut.rawValue, c.eventsOut)
                 set(Slot.counterBase + Counter.framesDropped.rawValue, c.framesDropped)
                 set(Slot.counterBase + Counter.synDropped.rawValue, c.synDropped)
-                // One line per `FilterKind`, as in `filterWord` (whose switch is exhaustive).
+                // One line per `FilterKind`, as in `filterWord` (whose switch is exhaustive);
+                // StateStoreTests.snapshotFields reads every filter's counts back.
                 setFilter(.keyChatter, c)
                 setFilter(.debounce, c)
                 setFilter(.absHysteresis, c)

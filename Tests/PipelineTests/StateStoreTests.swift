@@ -33,8 +33,12 @@ import Testing
             counters.eventsOut = 7
             counters.framesDropped = 1
             counters.synDropped = 1
-            counters[.keyChatter] = FilterCounts(dropped: 2, delayed: 1, merged: 0)
-            counters[.relRate] = FilterCounts(dropped: 0, delayed: 0, merged: 6)
+            // Every filter with counts of its own: a filter the slot does not write, or writes
+            // into another's words, comes back wrong.
+            for (i, kind) in FilterKind.allCases.enumerated() {
+                let n = UInt64(3 * i)
+                counters[kind] = FilterCounts(dropped: n + 1, delayed: n + 2, merged: n + 3)
+            }
             slot.write { w in
                 w.apply(frame(40, [(EventType.key, C.KEY_B, 1), (EventType.key, C.KEY_A, 2),
                                    (EventType.abs, C.ABS_X, -50), (EventType.sw, C.SW_LID, 1),

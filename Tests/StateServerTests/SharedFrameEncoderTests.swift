@@ -62,7 +62,8 @@ struct SharedFrameEncoderTests {
         first = nil
         #expect(encoders.inUse.count == 2)
         second = nil
-        #expect(encoders.inUse.keys.map(\.stream) == [.filtered])
-        _ = filtered
+        withExtendedLifetime(filtered) {
+            #expect(encoders.inUse.keys.map(\.stream) == [.filtered])
+        }
     }
 }

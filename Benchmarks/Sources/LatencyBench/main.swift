@@ -65,6 +65,19 @@ final class Window: Sendable {
     }
 }
 
+/// A connected Unix stream socket to `path`, or -1.
+func connectUnix(_ path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+    let r = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    if r != 0 { close(fd); return -1 }
+    return fd
+}
+
 /// A blocking reader of one client connection; collects latencies after `measureFrom`.
 final class LatencyClient: @unchecked Sendable {
     let fd: Int32
@@ -80,14 +93,8 @@ final class LatencyClient: @unchecked Sendable {
 
     init(path: String, window: Window) {
         self.window = window
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        precondition(r == 0, "connect failed")
+        fd = connectUnix(path)
+        precondition(fd >= 0, "connect failed")
         let req = Array("{\"class\":\"WATCH\"}\n".utf8)
         _ = req.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         samples.reserveCapacity(200_000)
@@ -145,15 +152,9 @@ nonisolated(unsafe) var stageLines: [String] = []
 
 /// The server's `LATENCY` answer: the `p50` of each total stage, in µs.
 func stageMedians(path: String) -> [String: Double] {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = connectUnix(path)
+    guard fd >= 0 else { return [:] }
     defer { close(fd) }
-    var addr = sockaddr_un()
-    addr.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
-    let r = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    guard r == 0 else { return [:] }
     let request = Array("{\"class\":\"LATENCY\"}\n".utf8)
     _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
     var received: [UInt8] = []

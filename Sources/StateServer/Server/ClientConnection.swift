@@ -364,7 +364,9 @@ final class ClientConnection: @unchecked Sendable {
         core.recordSent(oldestFrame: oldestFrame)
         // The batch's size waits in `inFlight`: the channel completes writes in order, so the
         // completion needs no size of its own, and a closure capturing only `self` has no
-        // context to allocate (the promise is the one allocation of a batch).
+        // context to allocate (a weak capture would need one per batch). Strong is safe: the
+        // channel completes every write promise, failing those still pending when it closes,
+        // so the connection is held at most until its channel has closed.
         inFlight.append(n)
         channel.writeAndFlush(buffer).whenComplete { [self] result in written(result) }
     }

@@ -16,7 +16,7 @@ final class ServerCore: @unchecked Sendable {
     let logger: Logger
     let names = EventNameCache.standard
     /// `FRAME` encoders shared by the watches of one shape.
-    let frameEncoders = SharedFrameEncoders(names: EventNameCache.standard)
+    let frameEncoders: SharedFrameEncoders
     let startTime = monotonicNow()
     /// Root and the server's own uid are always allowed; tests turn this off to be refused.
     let trustRootAndSelf: Bool
@@ -50,6 +50,7 @@ final class ServerCore: @unchecked Sendable {
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
          eventLoop: EventLoop, sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
         self.eventLoop = eventLoop
+        frameEncoders = SharedFrameEncoders(names: names)
         sentLatency = .makeBoxSendingValue(LatencyHistogram(), eventLoop: eventLoop)
         draining = .makeBoxSendingValue([], eventLoop: eventLoop)
         self.configuration = configuration

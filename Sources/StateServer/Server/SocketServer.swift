@@ -45,11 +45,10 @@ public final class StateServer: Sendable {
 
     /// A server for `hub`'s devices; nothing happens until `start()`. `sourceStatistics`
     /// gives the live source's counters to `METRICS` (called per scrape, from the server's thread).
-    public init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger,
-                sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
-                          eventLoop: group.next(), sourceStatistics: sourceStatistics)
+    public convenience init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger,
+                            sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+        self.init(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
+                  sourceStatistics: sourceStatistics)
     }
 
     /// For tests: a server that does not wave root and its own uid through the access lists.
