@@ -116,13 +116,17 @@ struct DaemonBuilder {
     private func makeSource(scheduler: InputLoop) throws -> InputSource {
         if options.demo || !options.replay.isEmpty {
             var recordings: [Recording] = []
+            var demoDirectory: String?
             if options.demo {
-                for demo in DemoRecordings.all {
-                    do {
-                        recordings.append(try EvemuReader.parse(Array((demo.text + "\n").utf8), file: "demo:" + demo.name))
-                    } catch {
-                        throw StartupError.data("built-in demo recording: \(error)")
-                    }
+                let executable = try Self.executablePath()
+                do {
+                    let directory = try DemoRecordings.locate(executablePath: executable)
+                    recordings = try DemoRecordings.read(from: directory)
+                    demoDirectory = directory
+                } catch let error as DemoRecordings.NotFound {
+                    throw StartupError.unavailable("--demo: \(error) (scripts/install puts them in PREFIX/\(DemoRecordings.installedDirectory))")
+                } catch {
+                    throw StartupError.data("--demo: \(error)")
                 }
             }
             var sessions: [Session] = []
@@ -150,7 +154,7 @@ struct DaemonBuilder {
             if replay.droppedIncompleteEvents > 0 {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }
-            let what = options.demo ? "built-in demo recordings" : options.replay.joined(separator: ", ")
+            let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
             return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
                                devices: replay.devices, retain: replay)
         }
@@ -165,6 +169,17 @@ struct DaemonBuilder {
                                                                  "read-error": s.removedOnReadError],
                                                        droppedStreams: s.droppedStreams)
                            })
+    }
+
+    /// This executable's absolute path (`/proc/self/exe`: symbolic links resolved), where
+    /// `--demo` starts its search.
+    static func executablePath() throws -> String {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else {
+            throw StartupError.unavailable("--demo: cannot read /proc/self/exe: \(String(cString: strerror(errno)))")
+        }
+        return String(decoding: buffer[..<n], as: UTF8.self)
     }
 
     static func uid(_ text: String) throws -> UInt32 {

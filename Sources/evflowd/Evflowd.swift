@@ -21,8 +21,11 @@ struct Evflowd: ParsableCommand {
             Live mode (default) reads every input device through udev and libevdev.
             --replay FILE... plays recordings (evemu, evtest or libinput record) instead, or
             sessions (evflowctl record --all), whose devices come and go at their recorded
-            times; --demo plays the recordings built into the binary, in a loop, for machines
-            without input devices.
+            times; --demo plays two real devices' recordings (evemu-devices, MIT) in a loop, for
+            machines without input devices. --demo looks for them, in this order, in
+            DIR/../share/evflow/demo (DIR: the directory of the evflowd executable; where
+            scripts/install puts them), then in Tests/Fixtures/recordings/evemu-devices under
+            DIR and each of its parents (a source checkout's build).
             SIGHUP reloads --config without losing device state; SIGTERM shuts down cleanly.
             """,
         version: release)
@@ -30,7 +33,7 @@ struct Evflowd: ParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Replay these recordings instead of reading devices.")
     var replay: [String] = []
 
-    @Flag(name: .long, help: "Replay the built-in demo recordings in a loop (implies replay mode).")
+    @Flag(name: .long, help: "Replay the demo recordings in a loop (implies replay mode; where they are looked for: below).")
     var demo = false
 
     @Option(name: .long, help: "Replay pace: 1 = as recorded, 2 = twice as fast, 0 = as fast as possible.")
