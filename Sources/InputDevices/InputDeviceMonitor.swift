@@ -87,12 +87,12 @@ public final class InputDeviceMonitor: Sendable {
         Observable<DeviceStream>.create { [self] observer in
             let run = MonitorRun(monitor: self, observer: observer)
             let cancelled = BooleanDisposable()
-            onQueue {
+            onLoop {
                 if !cancelled.isDisposed { run.start() }
             }
             return Disposables.create {
                 cancelled.dispose()
-                self.onQueue { run.stop() }
+                self.onLoop { run.stop() }
             }
         }
     }
@@ -114,7 +114,8 @@ public final class InputDeviceMonitor: Sendable {
 
     // MARK: Loop confinement
 
-    func onQueue(_ work: @escaping () -> Void) {
+    /// Runs `work` on the input loop's thread: at once when called there, else as a job.
+    func onLoop(_ work: @escaping () -> Void) {
         if loop.isCurrent { work() } else { loop.schedule(work) }
     }
 }
@@ -323,10 +324,10 @@ private final class MonitorRun: @unchecked Sendable {
                 return Disposables.create()
             }
             let subscription = reader.frames.subscribe(observer)
-            monitor.onQueue { if !reader.isStopped { reader.start(loop: loop) } }
+            monitor.onLoop { if !reader.isStopped { reader.start(loop: loop) } }
             return Disposables.create {
                 subscription.dispose()
-                monitor.onQueue { self?.release(entry, reader) }
+                monitor.onLoop { self?.release(entry, reader) }
             }
         }
         observer?.onNext(DeviceStream(info: entry.info, access: .open, frames: frames))

@@ -21,12 +21,13 @@ public enum SpuriousMode: String, Hashable, Sendable, CaseIterable {
 ///
 /// Never invents a click: a re-press inside the window after a delivered release is never
 /// delivered later; the code waits for the physical release instead (`upHeld`).
-/// Timers are outputs (`deadline`); the driver calls `on(.timeout, at: deadline)`.
+/// The machine keeps no timer: `deadline` says when the running window ends, and the driver
+/// calls `on(.timeout, at: deadline)` then.
 /// Key repeats (value 2) are not inputs: the caller passes them on untouched.
 /// The table of every state and transition is in docs/configuration.md.
 public struct KeyDebounce: Hashable, Sendable {
-    /// Where the key is. `delivered` is what the output last said; `physical` what the
-    /// device last said.
+    /// Where the key is: what the output last said (the case) and, while a window runs,
+    /// what the device last said (`pressed`).
     public enum State: Hashable, Sendable {
         /// Nothing delivered yet: the key's state is not known (a recording may start with
         /// the release of a key pressed before it). Either edge is delivered at once.
@@ -35,11 +36,12 @@ public struct KeyDebounce: Hashable, Sendable {
         case up
         /// Pressed, delivered pressed, no window.
         case down
-        /// A press was delivered; the window after it runs `until`. `physical`: pressed now?
-        /// `lastEdge`: time of the last physical edge.
+        /// A press was delivered; the window after it runs `until`. `pressed`: whether the
+        /// device says pressed now; `lastEdge`: time of the last physical edge.
         case downWaiting(until: Int64, pressed: Bool, lastEdge: Int64)
         /// A release was delivered (or a swallowed press ended) at `releasedAt`; the window
-        /// runs `until`. `repressAt`: the first re-press inside it.
+        /// runs `until`. `pressed`: whether the device says pressed now; `repressAt`: the
+        /// first re-press inside the window.
         case upWaiting(until: Int64, pressed: Bool, releasedAt: Int64, repressAt: Int64?)
         /// Spurious mode: a release at `releasedAt` is held `until` (delivered pressed).
         case releaseDelayed(until: Int64, releasedAt: Int64)
@@ -78,7 +80,7 @@ public struct KeyDebounce: Hashable, Sendable {
     /// The current state.
     public private(set) var state: State = .initial
 
-    /// A released key.
+    /// A key whose state is not known yet (`initial`).
     public init(window: Int64, spuriousWindow: Int64, mode: SpuriousMode) {
         self.window = window
         self.spuriousWindow = spuriousWindow
