@@ -63,6 +63,18 @@ public final class DeviceHub: @unchecked Sendable {
         let observer: PublishSubject<Update>
     }
 
+    /// The devices listed by `inaccessible`, keyed by their stream's number (in arrival order).
+    private struct InaccessibleDevices {
+        var entries: [UInt64: (info: DeviceInfo, reason: String)] = [:]
+        var next: UInt64 = 0
+
+        mutating func add(_ info: DeviceInfo, reason: String) -> UInt64 {
+            next += 1
+            entries[next] = (info, reason)
+            return next
+        }
+    }
+
     /// The open sessions and the watchers, shared with the server's threads.
     private struct Registry {
         var sessions: [DeviceID: Session] = [:]
@@ -94,7 +106,10 @@ public final class DeviceHub: @unchecked Sendable {
     private let registry = PosixLocked(Registry())
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
-    private let inaccessibleDevices = PosixLocked<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
+    /// Inaccessible devices by the number of their stream, not by device id: two devices can
+    /// share an id (same name, phys and uniq), and a re-plugged device's stream can start before
+    /// the old one's ends; each entry lives exactly as long as its own stream.
+    private let inaccessibleDevices = PosixLocked(InaccessibleDevices())
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
 
@@ -134,7 +149,8 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Devices that appeared but could not be opened, with the reason.
     public var inaccessible: [(info: DeviceInfo, reason: String)] {
-        inaccessibleDevices.withLock { Array($0.values) }.sorted { $0.info.id < $1.info.id }
+        inaccessibleDevices.withLock { $0.entries.sorted { ($0.value.info.id, $0.key) < ($1.value.info.id, $1.key) } }
+            .map(\.value)
     }
 
     /// Runs the pipeline over `devices` until disposed; disposing closes every session.
@@ -160,7 +176,7 @@ public final class DeviceHub: @unchecked Sendable {
             }
             let info = stream.info
             if case .inaccessible(let reason) = stream.access {
-                inaccessibleDevices.withLock { $0[info.id] = (info, reason) }
+                let key = inaccessibleDevices.withLock { $0.add(info, reason: reason) }
                 // Watchers get a stream of their own that completes when the device goes (or
                 // the hub stops), so they can say `removed`; the source's is subscribed once.
                 let gone = PublishSubject<InputFrame>()
@@ -169,7 +185,7 @@ public final class DeviceHub: @unchecked Sendable {
                                                     onCompleted: { observer.onCompleted() })
                 return Disposables.create { [weak self] in
                     ended.dispose()
-                    self?.inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
+                    self?.inaccessibleDevices.withLock { _ = $0.entries.removeValue(forKey: key) }
                     gone.onCompleted()
                 }
             }
@@ -213,7 +229,6 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Starts a session: the store's slot, the watchers' streams.
     private func open(_ info: DeviceInfo) -> Session {
-        inaccessibleDevices.withLock { _ = $0.removeValue(forKey: info.id) }
         // A device with the id of a present one (a re-plug whose removal has not arrived):
         // the newer one wins, the older session ends.
         if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }

@@ -177,6 +177,25 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("two inaccessible devices with the same id are both listed, and the first one's end leaves the second listed (the list was keyed by device id: the second replaced the first, and the first's end removed the second)")
+    func inaccessibleDevicesSharingAnID() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            let first = PublishSubject<InputFrame>()
+            let second = PublishSubject<InputFrame>()
+            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "first"), frames: first.asObservable()))
+            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "second"), frames: second.asObservable()))
+            #expect(rig.hub.inaccessible.map(\.reason) == ["first", "second"])
+            first.onCompleted()
+            #expect(rig.hub.inaccessible.map(\.reason) == ["second"])
+            second.onCompleted()
+            #expect(rig.hub.inaccessible.isEmpty)
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("disposing run closes every session on the hub's scheduler, not on the disposing thread")
     func disposalRunsOnTheScheduler() {
         let rig = Rig()
