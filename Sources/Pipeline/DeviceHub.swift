@@ -114,8 +114,9 @@ public final class DeviceHub: @unchecked Sendable {
     private let deviceCountSubject = PublishSubject<Int>()
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
-    /// measured against `latencyClock` (`monotonic` for live devices).
-    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock = .replay) {
+    /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
+    /// event times (no default: a hub cannot tell which source it will run).
+    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock) {
         self.store = store
         self.config = config
         self.scheduler = scheduler

@@ -23,7 +23,7 @@ import Testing
         var running: Disposable?
 
         init(config: FilterConfig = FilterConfig()) {
-            hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+            hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler, latencyClock: .replay)
             running = hub.run(devices.asObservable())
             scheduler.advance(by: .zero)
         }
@@ -212,7 +212,7 @@ import Testing
         let short = try FilterConfig.parse(yaml: "version: 1\ndefaults: { keys: 5ms }\n")
         let long = try FilterConfig.parse(yaml: "version: 1\ndefaults: { keys: 40ms }\n")
         let scheduler = SerialDispatchQueueScheduler(label: "test.hub.reload")
-        let hub = DeviceHub(store: StateStore(), config: short, scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: short, scheduler: scheduler, latencyClock: .replay)
         let devices = PublishSubject<DeviceStream>()
         let running = hub.run(devices.asObservable())
         let count = 300
@@ -245,7 +245,7 @@ import Testing
     @Test("frames keep flowing while another thread disposes the hub: every store write stays on the hub's thread (the store's writer checks would stop the process otherwise)")
     func foreignDisposalWhileWriting() {
         let scheduler = SerialDispatchQueueScheduler(label: "test.hub.writer")
-        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         let devices = PublishSubject<DeviceStream>()
         let frames = PublishSubject<InputFrame>()
         let running = hub.run(devices.asObservable())

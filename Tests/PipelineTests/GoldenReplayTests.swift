@@ -79,7 +79,7 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: speed)
         let store = StateStore()
-        let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
+        let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         var lines: [String] = []
         var finalStates: [(DeviceID, DeviceState?)] = []
         let watchers = CompositeDisposable()

@@ -28,7 +28,7 @@ import Testing
 
         init(_ session: Session) {
             replay = ReplaySource(sessions: [session], scheduler: scheduler)
-            hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
+            hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
             watcher = hub.streams().subscribe(onNext: { [unowned self] update in
                 switch update {
                 case .present(let streams): streams.forEach(self.watch)

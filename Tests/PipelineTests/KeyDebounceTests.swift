@@ -252,7 +252,7 @@ let debounceTable: [DebounceRow] = [
         var codesWhilePresent: [DeviceID: [UInt16]] = [:]
         do {
             let scheduler = TestScheduler()
-            let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+            let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
             let frames = scheduler.createHotObservable(
                 keyFrames("1@0 0@250 1@254 0@278 1@1000 0@1250 1@1254 0@1278", code: C.BTN_LEFT)
                     .map { Recorded.next(Int($0.time / ms) + 1, $0) })
@@ -287,7 +287,7 @@ let debounceTable: [DebounceRow] = [
         let recording = Recording(devices: [RecordedDevice(info: info, events: events)])
         let scheduler = VirtualTimeScheduler()
         let replay = ReplaySource(recordings: [recording], scheduler: scheduler, removeAtEnd: removeAtEnd)
-        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         let running = hub.run(replay.devices)
         scheduler.run()
         let present = hub.deviceCount, state = hub.store.state(of: info.id)

@@ -235,7 +235,7 @@ struct EvflowctlTests {
             let scheduler = VirtualTimeScheduler()
             leftOver = scheduler
             let replay = ReplaySource(recordings: [recording], scheduler: scheduler)
-            let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler)
+            let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler, latencyClock: .replay)
             var presses = 0
             let changes = hub.allFrames().subscribe(onNext: { f in
                 presses += f.frame.events.filter { $0.type == EventType.key && $0.value == 1 }.count

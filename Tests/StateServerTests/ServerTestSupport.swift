@@ -44,7 +44,7 @@ final class ManualDevices: @unchecked Sendable {
     private var subscription: Disposable?
 
     init() {
-        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         subscription = hub.run(devices.asObservable())
         scheduler.advance(by: .zero)   // the hub subscribes on its scheduler
     }
@@ -86,7 +86,7 @@ final class ReplayDevices: @unchecked Sendable {
 
     init(_ recordings: [Recording]) {
         replay = ReplaySource(recordings: recordings, scheduler: scheduler)
-        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         let replay = self.replay
         subscription = hub.run(replay.devices)
         scheduler.advance(by: .zero)   // devices are added at time 0

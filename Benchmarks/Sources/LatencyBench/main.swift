@@ -343,7 +343,7 @@ func measure(rate: Int, source: Source) async throws -> String {
     func onInput(_ work: @escaping () -> Void) {
         if let loop { loop.sync(work) } else { queueScheduler!.queue.sync(execute: work) }
     }
-    let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+    let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .monotonic)
     let hubSubscription = hub.run(devices.asObservable())
     var mouse = DeviceInfo(name: "Bench Mouse", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1))
     mouse.classes = [.mouse]

@@ -82,7 +82,7 @@ for r in recordings.indices {
 }
 let scheduler = SerialDispatchQueueScheduler(label: "evflow.input")
 let replay = ReplaySource(recordings: recordings, scheduler: scheduler, speed: 1, loop: true, loopGap: .milliseconds(1))
-let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
 let hubSubscription = hub.run(replay.devices)
 let path = "/tmp/evflow-m1-\(getpid()).sock"
 var logger = Logger(label: "M1")

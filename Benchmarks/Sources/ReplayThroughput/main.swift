@@ -91,7 +91,7 @@ func runPipeline(_ recordings: [Recording]) -> Checksum {
     let scheduler = VirtualTimeScheduler()
     let replay = ReplaySource(recordings: recordings, scheduler: scheduler)
     let store = StateStore()
-    let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler)
+    let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
     var sum = Checksum()
     let running = hub.run(replay.devices.map { stream in
         let id = stream.info.id
