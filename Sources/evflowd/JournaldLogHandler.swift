@@ -22,16 +22,16 @@ struct JournaldLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         var all = metadata
-        if let extra { all.merge(extra) { _, new in new } }
+        if let extra = event.metadata { all.merge(extra) { _, new in new } }
+        if let error = event.error { all["error"] = "\(error)" }
         let fields = all.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         let text: String
         if journal {
-            text = "<\(Self.priority(level))>\(label): \(message)\(fields)\n"
+            text = "<\(Self.priority(event.level))>\(label): \(event.message)\(fields)\n"
         } else {
-            text = "\(Self.timestamp()) \(level) \(label): \(message)\(fields)\n"
+            text = "\(Self.timestamp()) \(event.level) \(label): \(event.message)\(fields)\n"
         }
         var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { buffer in
