@@ -80,6 +80,17 @@ struct ByteCursor {
         }
     }
 
+    /// Moves past the line at `p` when it holds only blanks and a comment (or nothing), the
+    /// lines every reader skips; says whether it did. `p` must be at the start of a line.
+    @inline(__always) mutating func skipBlankOrCommentLine() -> Bool {
+        var probe = self
+        probe.skipBlanks()
+        guard probe.atLineEnd else { return false }
+        self = probe
+        skipToNextLine()
+        return true
+    }
+
     /// The bytes from `p` to the end of the line (comments included), trimmed of blanks.
     mutating func restOfLine() -> String {
         skipBlanks()

@@ -229,26 +229,13 @@ public enum EvemuReader {
     static func scanOtherLine(_ cursor: inout ByteCursor, role: ScanRole,
                               builder: inout DescriptionBuilder,
                               eventsSoFar: Int) throws(RecordingError) {
-        let first = cursor.p.pointee
-        if first == ASCII.hash {
-            if cursor.line == 1 { builder.parseVersion(cursor.restOfLine()) }
+        if cursor.line == 1, cursor.p.pointee == ASCII.hash {
+            builder.parseVersion(cursor.restOfLine())
             cursor.skipToNextLine()
             return
         }
-        var probe = cursor
-        probe.skipBlanks()
-        if probe.atLineEnd {   // blank, or blanks then a comment
-            cursor = probe
-            cursor.skipToNextLine()
-            return
-        }
-        let isPrefixed = cursor.p + 1 < cursor.end && cursor.p[1] == ASCII.colon
-        let prefix = isPrefixed ? first : 0
-        guard [0x4E, 0x49, 0x50, 0x42, 0x41, 0x4C, 0x53].contains(prefix) else {   // N I P B A L S
-            // Prefixes start in column 0 (as evemu requires); name what the line starts with.
-            throw cursor.error(.unknownLinePrefix(cursor.token(from: probe.p)))
-        }
-        let letter = Character(UnicodeScalar(prefix))
+        if cursor.skipBlankOrCommentLine() { return }
+        let letter = try DescriptionBuilder.lineLetter(cursor)
         switch role {
         case .eventsOnly(let descriptionFile):
             throw cursor.error(.misplacedLine(
@@ -265,6 +252,20 @@ public enum EvemuReader {
 
 /// Collects the description lines of an evemu file.
 struct DescriptionBuilder {
+    /// The letter of the description line at `cursor` (`N:`, `I:`, `P:`, `B:`, `A:`, `L:` or
+    /// `S:`, in column 0 as evemu requires); anything else is an unknown prefix, named by what
+    /// the line starts with.
+    static func lineLetter(_ cursor: ByteCursor) throws(RecordingError) -> Character {
+        let first = cursor.p.pointee
+        let isPrefixed = cursor.p + 1 < cursor.end && cursor.p[1] == ASCII.colon
+        guard isPrefixed, [0x4E, 0x49, 0x50, 0x42, 0x41, 0x4C, 0x53].contains(first) else {   // N I P B A L S
+            var start = cursor
+            start.skipBlanks()
+            throw cursor.error(.unknownLinePrefix(cursor.token(from: start.p)))
+        }
+        return Character(UnicodeScalar(first))
+    }
+
     var name: String?
     var inputID: InputID?
     var version: (major: Int, minor: Int)?

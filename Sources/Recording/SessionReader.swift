@@ -115,18 +115,7 @@ public enum SessionReader {
         }
 
         mutating func line(_ cursor: inout ByteCursor) throws(RecordingError) {
-            let first = cursor.p.pointee
-            if first == ASCII.hash {
-                cursor.skipToNextLine()
-                return
-            }
-            var probe = cursor
-            probe.skipBlanks()
-            if probe.atLineEnd {   // blank, or blanks then a comment
-                cursor = probe
-                cursor.skipToNextLine()
-                return
-            }
+            if cursor.skipBlankOrCommentLine() { return }
             if cursor.startsWith("E:") {
                 cursor.p += 2
                 return try timelineLine(&cursor, kind: .event)
@@ -147,12 +136,7 @@ public enum SessionReader {
                 cursor.p += 2
                 return try deviceLine(&cursor)
             }
-            let isPrefixed = cursor.p + 1 < cursor.end && cursor.p[1] == ASCII.colon
-            let prefix = isPrefixed ? first : 0
-            guard [0x4E, 0x49, 0x50, 0x42, 0x41, 0x4C, 0x53].contains(prefix) else {   // N I P B A L S
-                throw cursor.error(.unknownLinePrefix(cursor.token(from: probe.p)))
-            }
-            let letter = Character(UnicodeScalar(prefix))
+            let letter = try DescriptionBuilder.lineLetter(cursor)
             guard !inTimeline else {
                 throw cursor.error(.misplacedLine("\(letter): line after the first timeline line"))
             }
