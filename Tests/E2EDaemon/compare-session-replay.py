@@ -34,24 +34,10 @@ import sys
 import tempfile
 import time
 
+from e2e_common import Failure, json_messages, wait_until
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-
-
-class RunError(Exception):
-    pass
-
-
-def messages(lines):
-    out = []
-    for line in lines:
-        try:
-            m = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(m, dict):
-            out.append(m)
-    return out
 
 
 def normalise(msgs, names):
@@ -82,17 +68,6 @@ def normalise(msgs, names):
     return "".join(text), sum(len(v) for v in per_device.values()), len(frames)
 
 
-def wait_until(what, predicate, timeout, step=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = predicate()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise RunError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(step)
-
-
 def session_seconds(path):
     """The time of the session's last timeline line."""
     last = 0.0
@@ -119,20 +94,20 @@ def replay_once(bin_dir, session_dir, live_ids, removes, tmp):
                               stdout=subprocess.DEVNULL, stderr=open(derr, "w"), env=env)
     watch = None
     try:
-        wait_until("evflowd's socket", lambda: os.path.exists(sock) or daemon.poll() is not None, timeout=30)
+        wait_until("evflowd's socket", lambda: os.path.exists(sock) or daemon.poll() is not None, timeout=30, step=0.05)
         if daemon.poll() is not None:
-            raise RunError(f"evflowd exited {daemon.returncode}: {open(derr).read()}")
+            raise Failure(f"evflowd exited {daemon.returncode}: {open(derr).read()}")
         watch = subprocess.Popen([os.path.join(bin_dir, "evflowctl"), "watch", "--socket", sock, "--json"],
                                  stdout=open(wout_path, "w"), stderr=open(werr, "w"), env=env)
 
         def reply():
-            for m in messages(open(wout_path)):
+            for m in json_messages(open(wout_path)):
                 if m.get("class") == "WATCH":
                     return m
             return None
-        got = wait_until("the WATCH reply", lambda: reply() or watch.poll() is not None, timeout=30)
+        got = wait_until("the WATCH reply", lambda: reply() or watch.poll() is not None, timeout=30, step=0.05)
         if watch.poll() is not None:
-            raise RunError(f"evflowctl watch exited {watch.returncode}: {open(werr).read()}")
+            raise Failure(f"evflowctl watch exited {watch.returncode}: {open(werr).read()}")
         joined = time.monotonic() - started
         late = sorted(set(got.get("matched", [])) & live_ids)
         if late:
@@ -142,7 +117,7 @@ def replay_once(bin_dir, session_dir, live_ids, removes, tmp):
         print(f"compare-session-replay: watcher connected {joined:.1f} s after evflowd started", file=sys.stderr)
 
         def removed():
-            n = sum(1 for m in messages(open(wout_path))
+            n = sum(1 for m in json_messages(open(wout_path))
                     if m.get("class") == "DEVICE" and m["action"] == "removed" and m["device"]["id"] in live_ids)
             return n >= removes
         wait_until("the hot-plugged devices' removals in the replay", removed,
@@ -186,7 +161,7 @@ def main():
     args = ap.parse_args()
     d = args.session_dir
     live_lines = open(os.path.join(d, "live-filtered.jsonl")).read().splitlines(keepends=True)
-    live = messages(live_lines)
+    live = json_messages(live_lines)
     names = {m["device"]["name"] for m in live if m.get("class") == "DEVICE"}
     live_ids = {m["device"]["id"] for m in live if m.get("class") == "DEVICE"}
     removes = sum(1 for m in live if m.get("class") == "DEVICE" and m["action"] == "removed")
@@ -209,14 +184,14 @@ def main():
                     replay_lines = replay_once(bin_dir, d, live_ids, removes, tmp)
                     if replay_lines is not None:
                         break
-            except RunError as e:
+            except Failure as e:
                 print(f"compare-session-replay: the replay failed: {e}")
                 return 2
         if replay_lines is None:
             print(f"compare-session-replay: in {args.attempts} attempts the watcher never connected before "
                   f"the session's first hot-plug; nothing compared")
             return 2
-        replay_ids = {m["device"]["id"] for m in messages(replay_lines)
+        replay_ids = {m["device"]["id"] for m in json_messages(replay_lines)
                       if m.get("class") == "DEVICE" and m["device"]["name"] in names}
         with open(os.path.join(d, "replay-filtered.jsonl"), "w") as f:
             f.writelines(l for l, m in ((l, json.loads(l)) for l in replay_lines if l.startswith("{"))
@@ -224,7 +199,7 @@ def main():
                          or (m.get("class") == "FRAME" and m.get("device") in replay_ids))
 
     want, n_lines, n_frames = normalise(live, names)
-    got, _, _ = normalise(messages(replay_lines), names)
+    got, _, _ = normalise(json_messages(replay_lines), names)
     with open(os.path.join(d, "live.normalised.txt"), "w") as f:
         f.write(want)
     with open(os.path.join(d, "replay.normalised.txt"), "w") as f:

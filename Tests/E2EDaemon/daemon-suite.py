@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from e2e_common import Failure, json_messages, wait_until
+
 REPO = os.getcwd()
 UINPUT = os.path.join(REPO, "scripts/vm/uinput-device.py")
 WORK = tempfile.mkdtemp(prefix="evflow-daemon-suite.")
@@ -41,10 +43,6 @@ def sh(cmd, check=False, timeout=60, **kw):
     if check and p.returncode != 0:
         raise Failure(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
     return p
-
-
-class Failure(Exception):
-    pass
 
 
 def evidence():
@@ -90,29 +88,12 @@ def show(*props, unit="evflowd.service"):
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-def wait_until(what, predicate, timeout=30.0, step=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = predicate()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise Failure(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(step)
-
-
 def journal_json(cursor=None, unit="evflowd.service"):
     """evflowd's journal entries (as dicts) since CURSOR."""
     cmd = ["journalctl", "--no-pager", "-o", "json"] + (["-u", unit] if unit else [])
     if cursor:
         cmd.append(f"--after-cursor={cursor}")
-    out = []
-    for line in sh(cmd).stdout.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out
+    return json_messages(sh(cmd).stdout.splitlines())
 
 
 def journal_cursor():
@@ -163,15 +144,8 @@ def watcher(*args):
 
 
 def lines(path, cls=None):
-    out = []
-    for l in open(path):
-        try:
-            m = json.loads(l)
-        except ValueError:
-            continue
-        if cls is None or m.get("class") == cls:
-            out.append(m)
-    return out
+    with open(path) as f:
+        return json_messages(f, cls)
 
 
 def touch(path):
@@ -192,7 +166,7 @@ def install(bin_dir):
     p = sh([os.path.join(REPO, "scripts/install"), "--bin-dir", bin_dir, "--list"], timeout=120)
     if p.returncode != 0:
         raise Failure(f"scripts/install failed: {p.stderr}")
-    files = p.stdout.split()
+    files = p.stdout.splitlines()
     for step in (["systemd-sysusers"], ["systemd-tmpfiles", "--create", "/usr/lib/tmpfiles.d/evflow.conf"],
                  ["systemctl", "daemon-reload"]):
         sh(step, check=True)
