@@ -78,7 +78,8 @@ let package = Package(
             // Then lay out the functions that run at start and on the event path together, in
             // the order scripts/symbol-order recorded: the kernel maps code 64 KiB around each
             // fault, so start-up code spread over the 14 MB .text made 9 MB of it resident;
-            // 4 MB less RSS. Names the code no longer has are skipped, without a warning.
+            // 4 MB less RSS. Names the code no longer has are skipped, without a warning:
+            // scripts/check-symbol-order (run by scripts/e2e) says how many are left.
             .unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic",
                           "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/evflowd/symbol-order.txt",
