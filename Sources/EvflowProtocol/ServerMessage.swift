@@ -413,56 +413,43 @@ private struct Obj {
         return v
     }
 
-    func string(_ key: String) throws(DecodingFailure) -> String {
-        guard case .string(let s) = try required(key) else { throw wrong(key) }
-        return s
-    }
-
-    func optionalString(_ key: String) throws(DecodingFailure) -> String? {
+    /// The member as `T` (by `extract`), nil when it is absent or null; a member of another
+    /// type is wrong. Every typed accessor below is this or `required(_:_:)`.
+    func optional<T>(_ key: String, _ extract: (JSONValue) -> T?) throws(DecodingFailure) -> T? {
         guard let v = value(key) else { return nil }
-        guard case .string(let s) = v else { throw wrong(key) }
-        return s
+        guard let t = extract(v) else { throw wrong(key) }
+        return t
     }
 
-    func int(_ key: String) throws(DecodingFailure) -> Int64 {
-        guard case .integer(let n) = try required(key) else { throw wrong(key) }
-        return n
+    /// The member as `T`: missing when absent or null, wrong when of another type.
+    func required<T>(_ key: String, _ extract: (JSONValue) -> T?) throws(DecodingFailure) -> T {
+        guard let t = try extract(required(key)) else { throw wrong(key) }
+        return t
     }
 
-    func optionalInt(_ key: String) throws(DecodingFailure) -> Int64? {
-        guard let v = value(key) else { return nil }
-        guard case .integer(let n) = v else { throw wrong(key) }
-        return n
-    }
+    func string(_ key: String) throws(DecodingFailure) -> String { try required(key, \.stringValue) }
+    func optionalString(_ key: String) throws(DecodingFailure) -> String? { try optional(key, \.stringValue) }
+    func int(_ key: String) throws(DecodingFailure) -> Int64 { try required(key, \.integerValue) }
+    func optionalInt(_ key: String) throws(DecodingFailure) -> Int64? { try optional(key, \.integerValue) }
+    func number(_ key: String) throws(DecodingFailure) -> Double { try required(key, \.numberValue) }
+    func optionalBool(_ key: String) throws(DecodingFailure) -> Bool? { try optional(key, \.boolValue) }
+    func array(_ key: String) throws(DecodingFailure) -> [JSONValue] { try required(key, \.arrayValue) }
+    func optionalArray(_ key: String) throws(DecodingFailure) -> [JSONValue]? { try optional(key, \.arrayValue) }
+    func optionalObject(_ key: String) throws(DecodingFailure) -> [String: JSONValue]? { try optional(key, \.objectValue) }
+}
 
-    func number(_ key: String) throws(DecodingFailure) -> Double {
-        switch try required(key) {
-        case .integer(let n): return Double(n)
-        case .number(let d): return d
-        default: throw wrong(key)
+/// A value's payload when it is of the kind asked for (an integer is a number too).
+private extension JSONValue {
+    var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    var integerValue: Int64? { if case .integer(let n) = self { n } else { nil } }
+    var numberValue: Double? {
+        switch self {
+        case .integer(let n): Double(n)
+        case .number(let d): d
+        default: nil
         }
     }
-
-    func optionalBool(_ key: String) throws(DecodingFailure) -> Bool? {
-        guard let v = value(key) else { return nil }
-        guard case .bool(let b) = v else { throw wrong(key) }
-        return b
-    }
-
-    func array(_ key: String) throws(DecodingFailure) -> [JSONValue] {
-        guard case .array(let a) = try required(key) else { throw wrong(key) }
-        return a
-    }
-
-    func optionalArray(_ key: String) throws(DecodingFailure) -> [JSONValue]? {
-        guard let v = value(key) else { return nil }
-        guard case .array(let a) = v else { throw wrong(key) }
-        return a
-    }
-
-    func optionalObject(_ key: String) throws(DecodingFailure) -> [String: JSONValue]? {
-        guard let v = value(key) else { return nil }
-        guard case .object(let o) = v else { throw wrong(key) }
-        return o
-    }
+    var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+    var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
 }

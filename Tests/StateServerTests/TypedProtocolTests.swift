@@ -82,6 +82,21 @@ private let kb: DeviceInfo = {
         #expect(throws: DecodingFailure.self) { try ServerMessage.decode("[1]") }
     }
 
+    @Test("a member's failures name it: absent or null where required is missing, another type is bad; null where optional is absent; an integer is a number")
+    func memberFailuresNameTheMember() throws {
+        func failure(_ line: String) -> String? {
+            (#expect(throws: DecodingFailure.self) { try ServerMessage.decode(line) })?.description
+        }
+        #expect(failure(#"{"class":"PING"}"#) == "PING: missing member 'now'")
+        #expect(failure(#"{"class":"PING","now":null}"#) == "PING: missing member 'now'")
+        #expect(failure(#"{"class":"PING","now":"5"}"#) == "PING: bad member 'now'")
+        #expect(failure(#"{"class":"METRICS","text":1,"format":"f"}"#) == "METRICS: bad member 'text'")
+        #expect(failure(#"{"class":"ERROR","message":"m","field":7}"#) == "ERROR: bad member 'field'")
+        #expect(try ServerMessage.decode(#"{"class":"ERROR","message":"m","field":null}"#)
+            == .error(ErrorReply(message: "m", requestClass: nil, field: nil, tag: nil)))
+        #expect(failure(#"{"class":"DEVICES","devices":{}}"#) == "DEVICES: bad member 'devices'")
+    }
+
     @Test func requestsEncodeToLinesTheServerParsesBackToTheSameRequest() throws {
         let requests: [Request] = [
             Request(.devices), Request(.stats, tag: .integer(4)), Request(.unwatch), Request(.ping, tag: .string("p")),
