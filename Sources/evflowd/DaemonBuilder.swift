@@ -125,7 +125,9 @@ struct DaemonBuilder {
                     demoDirectory = directory
                 } catch let error as DemoRecordings.NotFound {
                     throw StartupError.unavailable("--demo: \(error) (scripts/install puts them in PREFIX/\(DemoRecordings.installedDirectory))")
-                } catch {
+                } catch let error as RecordingError {
+                    // As for --replay: a file that cannot be read is an I/O error, a bad one a data error.
+                    if case .unreadable = error.reason { throw StartupError.io("--demo: \(error)") }
                     throw StartupError.data("--demo: \(error)")
                 }
             }
