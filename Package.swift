@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Module graph (see docs/architecture.md): nothing imports "upward"; the C shims are imported
-// by one module each (InputModel only takes names from CEvdev; InputDevices owns the handles).
+// by one module each (InputDevices owns libevdev's handles; InputModel keeps libevdev's names as
+// Swift data, scripts/event-names, so the protocol clients link no libevdev).
 let package = Package(
     name: "evflow",
     platforms: [.macOS(.v15)],
@@ -46,7 +47,7 @@ let package = Package(
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
-        .target(name: "InputModel", dependencies: ["Reactive", "CEvdev"]),
+        .target(name: "InputModel", dependencies: ["Reactive"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
@@ -109,7 +110,8 @@ let package = Package(
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
         .testTarget(name: "ReactiveTests", dependencies: ["Reactive", "ReactiveTesting"]),
-        .testTarget(name: "InputModelTests", dependencies: ["InputModel"]),
+        // CEvdev: the name tables are compared with libevdev's, name by name.
+        .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),

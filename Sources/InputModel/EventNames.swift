@@ -1,10 +1,10 @@
-import CEvdev
-
-/// Names of event types, codes, values and input properties, from libevdev's own tables.
+/// Names of event types, codes, values and input properties: libevdev's own names, kept as
+/// Swift data (`EventNameTables.swift`, written by `scripts/event-names` from libevdev and
+/// checked against it by InputModelTests), so that InputModel and the protocol clients that
+/// import it link no C library.
 ///
-/// This is the only file in InputModel that touches libevdev. Every table is copied into Swift
-/// arrays once, on first use, so a lookup on a hot path is an index into an array: O(1), no
-/// allocation, no C call.
+/// The lists are laid out as arrays indexed by number once, on first use, so a lookup on a hot
+/// path is an index into an array: O(1), no allocation.
 ///
 /// Two kinds of forward lookups:
 /// - `typeName`, `codeName`, `propertyName`, `valueName` return nil where libevdev has no name.
@@ -39,9 +39,7 @@ public enum EventNames {
     /// The name of a value, where values have names (`ABS_MT_TOOL_TYPE` 1 → `"MT_TOOL_PEN"`).
     public static func valueName(type: UInt16, code: UInt16, value: Int32) -> String? {
         guard let names = valueTables[ValueKey(type: type, code: code)] else { return nil }
-        if value >= 0 && Int(value) < names.count { return names[Int(value)] }
-        // Outside the cached range (no such value is named today): ask libevdev directly.
-        return libevdev_event_value_get_name(UInt32(type), UInt32(code), value).map { String(cString: $0) }
+        return value >= 0 && Int(value) < names.count ? names[Int(value)] : nil
     }
 
     /// The type's name, or `EV_0x1c` for a type libevdev does not know.
@@ -76,8 +74,7 @@ public enum EventNames {
 
     /// The type a name stands for: `"EV_KEY"` → 1; also accepts the fallback form `"EV_0x1c"`.
     public static func type(named name: String) -> UInt16? {
-        let n = libevdev_event_type_from_name(name)
-        if n >= 0 { return UInt16(n) }
+        if let n = reverse.types[name] { return n }
         guard name.hasPrefix("EV_0x"), let v = UInt16(name.dropFirst(5), radix: 16), v <= EventType.max
         else { return nil }
         return v
@@ -87,8 +84,7 @@ public enum EventNames {
     /// libevdev knows (`BTN_A` = `BTN_SOUTH`; not range markers such as `BTN_MOUSE`) and the
     /// fallback form (`"EV_KEY:0x2fe"`, whose type must match).
     public static func code(named name: String, type: UInt16) -> UInt16? {
-        let n = libevdev_event_code_from_name(UInt32(type), name)
-        if n >= 0 { return UInt16(n) }
+        if let n = reverse.codes[name] { return n.type == type ? n.code : nil }
         guard let parsed = parseFallbackCode(name), parsed.type == type else { return nil }
         return parsed.code
     }
@@ -96,16 +92,12 @@ public enum EventNames {
     /// The type and code a code name stands for: `"KEY_A"` → (EV_KEY, 30), `"SW_LID"` →
     /// (EV_SW, 0); also the fallback form `"EV_KEY:0x2ff"`.
     public static func code(named name: String) -> (type: UInt16, code: UInt16)? {
-        let t = libevdev_event_type_from_code_name(name)
-        let c = libevdev_event_code_from_code_name(name)
-        if t >= 0 && c >= 0 { return (UInt16(t), UInt16(c)) }
-        return parseFallbackCode(name)
+        reverse.codes[name] ?? parseFallbackCode(name)
     }
 
     /// The property bit a name stands for: `"INPUT_PROP_DIRECT"` → 1; also `"INPUT_PROP_0x1f"`.
     public static func property(named name: String) -> UInt16? {
-        let n = libevdev_property_from_name(name)
-        if n >= 0 { return UInt16(n) }
+        if let n = reverse.properties[name] { return n }
         guard name.hasPrefix("INPUT_PROP_0x"), let v = UInt16(name.dropFirst(13), radix: 16),
               Int(v) < tables.propertyNames.count else { return nil }
         return v
@@ -113,7 +105,7 @@ public enum EventNames {
 
     // MARK: Tables
 
-    /// Everything copied out of libevdev, indexed by number.
+    /// The lists of `EventNameTables.swift`, indexed by number.
     struct Tables: Sendable {
         var typeNames: [String?] = []
         var typeTexts: [String] = []
@@ -131,52 +123,48 @@ public enum EventNames {
     /// Built on first use (Swift runs a global's initialiser once, thread-safely).
     static let tables: Tables = {
         var t = Tables()
-        for type in 0...EventType.max {
-            let typeName = libevdev_event_type_get_name(UInt32(type)).map { String(cString: $0) }
-            t.typeNames.append(typeName)
-            let typeText = typeName ?? fallbackTypeText(type)
-            t.typeTexts.append(typeText)
-            let max = libevdev_event_type_get_max(UInt32(type))
-            var names: [String?] = []
-            var texts: [String] = []
-            if max >= 0 {
-                names.reserveCapacity(Int(max) + 1)
-                texts.reserveCapacity(Int(max) + 1)
-                for code in 0...UInt16(max) {
-                    var name = libevdev_event_code_get_name(UInt32(type), UInt32(code)).map { String(cString: $0) }
-                    // libevdev's EV_FF table lists FF_STATUS_* (codes of EV_FF_STATUS) at 0 and 1;
-                    // a name counts only if it leads back to this type and code.
-                    if let n = name, libevdev_event_type_from_code_name(n) != Int32(type)
-                        || libevdev_event_code_from_code_name(n) != Int32(code) {
-                        name = nil
-                    }
-                    names.append(name)
-                    texts.append(name ?? typeText + ":0x" + hex(code))
-                }
-            }
-            t.codeNames.append(names)
-            t.codeTexts.append(texts)
+        t.typeNames = Array(repeating: nil, count: Int(EventType.max) + 1)
+        for (type, name) in typeNameList { t.typeNames[Int(type)] = name }
+        t.typeTexts = (0...EventType.max).map { t.typeNames[Int($0)] ?? fallbackTypeText($0) }
+        t.codeNames = Array(repeating: [], count: Int(EventType.max) + 1)
+        for (type, max) in maxCodeList { t.codeNames[Int(type)] = Array(repeating: nil, count: Int(max) + 1) }
+        for (type, code, name) in codeNameList { t.codeNames[Int(type)][Int(code)] = name }
+        t.codeTexts = t.codeNames.enumerated().map { type, names in
+            names.enumerated().map { code, name in name ?? t.typeTexts[type] + ":0x" + hex(UInt16(code)) }
         }
-        // INPUT_PROP_MAX is 0x1f; libevdev has no "max" call for properties.
-        t.propertyNames = (0...UInt16(0x1f)).map { p in libevdev_property_get_name(UInt32(p)).map { String(cString: $0) } }
+        // INPUT_PROP_MAX is 0x1f.
+        t.propertyNames = Array(repeating: nil, count: 0x20)
+        for (property, name) in propertyNameList { t.propertyNames[Int(property)] = name }
         return t
     }()
 
-    /// Values with names, per type and code, for values `0..<valueTableSize`. Only codes for
-    /// which libevdev names at least one such value get an entry (today: `ABS_MT_TOOL_TYPE`).
+    /// Values with names, per type and code, for values `0..<valueTableSize`. Only codes that
+    /// have at least one named value get an entry (today: `ABS_MT_TOOL_TYPE`).
     static let valueTables: [ValueKey: [String?]] = {
         var result: [ValueKey: [String?]] = [:]
-        for (type, names) in tables.codeNames.enumerated() where !names.isEmpty {
-            for code in names.indices {
-                let values: [String?] = (0..<Int32(valueTableSize)).map { v in
-                    libevdev_event_value_get_name(UInt32(type), UInt32(code), v).map { String(cString: $0) }
-                }
-                if values.contains(where: { $0 != nil }) {
-                    result[ValueKey(type: UInt16(type), code: UInt16(code))] = values
-                }
-            }
+        for (type, code, value, name) in valueNameList {
+            result[ValueKey(type: type, code: code), default: Array(repeating: nil, count: valueTableSize)][Int(value)] = name
         }
         return result
+    }()
+
+    /// Name → number, for the reverse lookups: the forward names and the other names libevdev
+    /// accepts (aliases).
+    struct Reverse: Sendable {
+        var types: [String: UInt16] = [:]
+        var codes: [String: (type: UInt16, code: UInt16)] = [:]
+        var properties: [String: UInt16] = [:]
+    }
+
+    static let reverse: Reverse = {
+        var r = Reverse()
+        for (type, name) in typeNameList { r.types[name] = type }
+        for (name, type) in typeAliasList { r.types[name] = type }
+        for (type, code, name) in codeNameList { r.codes[name] = (type, code) }
+        for (name, type, code) in codeAliasList { r.codes[name] = (type, code) }
+        for (property, name) in propertyNameList { r.properties[name] = property }
+        for (name, property) in propertyAliasList { r.properties[name] = property }
+        return r
     }()
 
     static let valueTableSize = 64

@@ -1,3 +1,5 @@
+import CEvdev
+import Foundation
 import Testing
 @testable import InputModel
 
@@ -131,5 +133,68 @@ import Testing
         #expect(EventNames.propertyName(C.propDirect) == "INPUT_PROP_DIRECT")
         #expect(EventNames.propertyName(C.propPointingStick) == "INPUT_PROP_POINTING_STICK")
         #expect(EventNames.propertyName(C.propAccelerometer) == "INPUT_PROP_ACCELEROMETER")
+    }
+}
+
+/// The name tables are libevdev's (issue #23 item 7: InputModel, and so evflowctl and
+/// evflow-mqtt, no longer link libevdev): every forward and reverse lookup gives what libevdev
+/// gives, for every type, code, property and named value, and every name the kernel headers
+/// define. A libevdev with other names makes these fail: run scripts/event-names.
+@Suite struct EventNamesMatchLibevdevTests {
+    private func string(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+
+    @Test func forwardLookupsAreLibevdevs() {
+        for type in 0...EventType.max {
+            #expect(EventNames.typeName(type) == string(libevdev_event_type_get_name(UInt32(type))), "type \(type)")
+            let max = libevdev_event_type_get_max(UInt32(type))
+            #expect(EventNames.maxCode(type: type) == (max >= 0 ? UInt16(max) : nil), "max of type \(type)")
+            guard max >= 0 else { continue }
+            for code in 0...UInt16(max) {
+                var name = string(libevdev_event_code_get_name(UInt32(type), UInt32(code)))
+                if let n = name, libevdev_event_type_from_code_name(n) != Int32(type)
+                    || libevdev_event_code_from_code_name(n) != Int32(code) {
+                    name = nil   // a name of another type's code (EV_FF's FF_STATUS_*)
+                }
+                #expect(EventNames.codeName(type: type, code: code) == name, "type \(type) code \(code)")
+                for value in Int32(-1)...Int32(EventNames.valueTableSize) {
+                    #expect(EventNames.valueName(type: type, code: code, value: value)
+                        == string(libevdev_event_value_get_name(UInt32(type), UInt32(code), value)))
+                }
+            }
+        }
+        for property in UInt16(0)...0x1f {
+            #expect(EventNames.propertyName(property) == string(libevdev_property_get_name(UInt32(property))))
+        }
+    }
+
+    @Test func reverseLookupsAreLibevdevs() throws {
+        var names: Set<String> = []
+        for header in ["/usr/include/linux/input-event-codes.h", "/usr/include/linux/input.h"] {
+            let text = try String(contentsOfFile: header, encoding: .utf8)
+            for line in text.split(separator: "\n") where line.hasPrefix("#define ") {
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if fields.count >= 2 { names.insert(String(fields[1])) }
+            }
+        }
+        names.formUnion(["", "KEY_NOPE", "EV_NOPE", "BTN_MOUSE", "INPUT_PROP_NOPE"])
+        #expect(names.count > 700)
+        for name in names {
+            let type = libevdev_event_type_from_name(name)
+            #expect(EventNames.type(named: name) == (type >= 0 ? UInt16(type) : nil), "\(name)")
+            let codeType = libevdev_event_type_from_code_name(name)
+            let code = libevdev_event_code_from_code_name(name)
+            let both = EventNames.code(named: name)
+            if codeType >= 0 && code >= 0 {
+                #expect(both?.type == UInt16(codeType) && both?.code == UInt16(code), "\(name)")
+            } else if !name.contains(":") {
+                #expect(both == nil, "\(name)")
+            }
+            for t in [EventType.key, EventType.abs, EventType.sw, EventType.syn] {
+                let n = libevdev_event_code_from_name(UInt32(t), name)
+                #expect(EventNames.code(named: name, type: t) == (n >= 0 ? UInt16(n) : nil), "\(name) in type \(t)")
+            }
+            let property = libevdev_property_from_name(name)
+            #expect(EventNames.property(named: name) == (property >= 0 ? UInt16(property) : nil), "\(name)")
+        }
     }
 }
