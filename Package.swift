@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "InputModel", targets: ["InputModel"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "YAML", targets: ["YAML"]),
+        .library(name: "FileReading", targets: ["FileReading"]),
         .library(name: "Recording", targets: ["Recording"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "EvflowProtocol", targets: ["EvflowProtocol"]),
@@ -50,8 +51,11 @@ let package = Package(
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
-        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "YAML",
+        // Bounded reading of the files evflow is told to read (configurations, recordings):
+        // regular files only, a size limit, never blocking on a FIFO.
+        .target(name: "FileReading"),
+        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML", "FileReading"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "YAML", "FileReading",
                                                  .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
@@ -103,7 +107,7 @@ let package = Package(
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
         // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
-        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel"],
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "Reactive"],
                 path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
@@ -111,6 +115,7 @@ let package = Package(
         .testTarget(name: "InputModelTests", dependencies: ["InputModel"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
+        .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),

@@ -328,7 +328,8 @@ struct ReloadService: Service {
                 let config = try DaemonBuilder.loadConfig(configPath)
                 hub.reload(config)
                 logger.info("configuration reloaded\(configPath.map { " from \($0)" } ?? "")")
-            } catch let error as StartupError {
+            } catch {
+                // Typed (`StartupError` only): no failure of a reload can end the service group.
                 logger.error("reload failed, keeping the previous configuration: \(error.message)")
             }
             _ = try? notifier.ready()

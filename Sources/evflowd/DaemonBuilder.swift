@@ -66,11 +66,13 @@ struct DaemonBuilder {
     let options: DaemonOptions
     let logger: Logger
 
-    static func loadConfig(_ path: String?) throws -> FilterConfig {
+    /// The configuration at `path` (the built-in one without a path). Typed: start-up and the
+    /// SIGHUP reload handle every failure, and a reload keeps the running configuration.
+    static func loadConfig(_ path: String?) throws(StartupError) -> FilterConfig {
         guard let path else { return FilterConfig() }
         do {
             return try FilterConfig.load(path: path)
-        } catch let error as ConfigError {
+        } catch {
             throw StartupError.config("invalid configuration: \(error)")
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import InputModel
 @testable import Recording
+import YAML
 import Testing
 
 /// Limits on hostile recordings (docs/reliability.md, "Limits on hostile input"): each gets a
@@ -37,9 +38,11 @@ import Testing
         #expect(try RecordingLimits.read(url.path, limit: 3000).count == 3000)
     }
 
-    @Test("a file that never ends (/dev/zero) is refused at the limit, not read for ever")
+    @Test("a device that never ends (/dev/zero) is refused as not a regular file, not read for ever")
     func endlessFile() {
-        #expect(throws: RecordingError.self) { _ = try RecordingLimits.read("/dev/zero", limit: 1 << 20) }
+        #expect(throws: RecordingError(file: "/dev/zero", line: 0, reason: .unreadable("a character device, not a regular file"))) {
+            _ = try RecordingLimits.read("/dev/zero", limit: 1 << 20)
+        }
     }
 
     @Test("a 100 MB line with no newline: an error naming line 1, at once")
