@@ -19,6 +19,7 @@ import StateServer
 struct DaemonOptions: Sendable {
     var replay: [String]
     var demo: Bool
+    /// The replay pace; `.infinity` = as fast as possible (`--speed 0`).
     var speed: Double
     var loop: Bool
     /// Description file for the one `--replay` file (`--desc`).
@@ -146,14 +147,13 @@ struct DaemonBuilder {
                     throw StartupError.data("\(error)")
                 }
             }
-            let speed = options.speed == 0 ? Double.infinity : options.speed
-            let replay = ReplaySource(recordings: recordings, sessions: sessions, scheduler: scheduler, speed: speed,
+            let replay = ReplaySource(recordings: recordings, sessions: sessions, scheduler: scheduler, speed: options.speed,
                                       loop: options.loop, removeAtEnd: options.removeAtEnd)
             if replay.droppedIncompleteEvents > 0 {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }
             let what = options.demo ? "built-in demo recordings" : options.replay.joined(separator: ", ")
-            return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
+            return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
                                devices: replay.devices, retain: replay)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)

@@ -182,3 +182,21 @@ import Testing
         #expect("\(error)".contains("impossible axis ABS_X: minimum 10 above maximum 0"))
     }
 }
+
+/// Issue #25 finding 2: `evflowd --replay F --speed 0.0000000001` trapped converting the
+/// stretched recording time to nanoseconds.
+@Suite("replay pace arithmetic") struct ReplayPaceTests {
+    @Test("a frame's delivery time saturates instead of trapping, whatever the pace")
+    func scheduledTimeSaturates() {
+        let origin: Int64 = 5_000_000_000
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: 1) == origin + 2_000)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: 2) == origin + 1_000)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: .infinity) == origin)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 3_600_000_000_000, speed: 0.0000000001) == .max)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .max, speed: 1) == .max)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .max, speed: 0.001) == .max)
+        #expect(ReplaySource.scheduledTime(origin: -origin, recorded: .min, speed: 1) == .min)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min / 2, speed: 0.001) == .min + origin)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min, speed: 1) == .min + origin)
+    }
+}
