@@ -15,26 +15,61 @@ public enum BoundedFile {
     /// between a check and the open). The size is checked before reading and again while
     /// reading, so a file that grows meanwhile is still refused at the limit, never read for ever.
     public static func read(_ path: String, limit: Int) throws(BoundedFileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw BoundedFileError(path: path, reason: .cannotOpen(errno: errno)) }
+        let (fd, size) = try openRegularFile(path)
         defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw BoundedFileError(path: path, reason: .cannotRead(errno: errno)) }
-        let kind = FileKind(mode: status.st_mode)
-        guard kind == .regular else { throw BoundedFileError(path: path, reason: .notARegularFile(kind)) }
-        guard status.st_size <= limit else { throw BoundedFileError(path: path, reason: .tooLarge(limit: limit)) }
+        guard size <= limit else { throw BoundedFileError(path: path, reason: .tooLarge(limit: limit)) }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(status.st_size))
+        bytes.reserveCapacity(size)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw BoundedFileError(path: path, reason: .cannotRead(errno: errno))
-            }
+            let n = try read(fd, into: &chunk, at: 0, path: path)
             if n == 0 { return bytes }
             guard bytes.count + n <= limit else { throw BoundedFileError(path: path, reason: .tooLarge(limit: limit)) }
             bytes += chunk[0..<n]
+        }
+    }
+
+    /// The first `count` bytes of the regular file at `path` (fewer if it is shorter): enough
+    /// to tell a format by its first line. Opened and checked as `read(_:limit:)` does.
+    public static func readHead(_ path: String, count: Int) throws(BoundedFileError) -> [UInt8] {
+        let (fd, _) = try openRegularFile(path)
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = try read(fd, into: &head, at: filled, path: path)
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(head[..<filled])
+    }
+
+    /// Opens `path` without blocking and refuses anything but a regular file; returns the
+    /// descriptor (the caller closes it) and the file's size.
+    private static func openRegularFile(_ path: String) throws(BoundedFileError) -> (fd: Int32, size: Int) {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw BoundedFileError(path: path, reason: .cannotOpen(errno: errno)) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            let error = errno
+            close(fd)
+            throw BoundedFileError(path: path, reason: .cannotRead(errno: error))
+        }
+        let kind = FileKind(mode: status.st_mode)
+        guard kind == .regular else {
+            close(fd)
+            throw BoundedFileError(path: path, reason: .notARegularFile(kind))
+        }
+        return (fd, Int(status.st_size))
+    }
+
+    /// One `read(2)` into `buffer` from `offset` to its end, retried on EINTR; 0 at the end
+    /// of the file.
+    private static func read(_ fd: Int32, into buffer: inout [UInt8], at offset: Int, path: String) throws(BoundedFileError) -> Int {
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n >= 0 { return n }
+            if errno != EINTR { throw BoundedFileError(path: path, reason: .cannotRead(errno: errno)) }
         }
     }
 

@@ -78,3 +78,20 @@ import Testing
         #expect(BoundedFileError.size(2048) == "2 KiB")
     }
 }
+
+extension BoundedFileTests {
+    @Test("readHead: the first bytes of a regular file, fewer when it is shorter; a FIFO refused at once")
+    func head() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("s.session")
+        try Data("# EVFLOW SESSION 1\nD: d1\n".utf8).write(to: file)
+        #expect(try BoundedFile.readHead(file.path, count: 8) == Array("# EVFLOW".utf8))
+        #expect(try BoundedFile.readHead(file.path, count: 100) == Array("# EVFLOW SESSION 1\nD: d1\n".utf8))
+        let fifo = dir.appendingPathComponent("f.session").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: BoundedFileError(path: fifo, reason: .notARegularFile(.fifo))) {
+            try BoundedFile.readHead(fifo, count: 8)
+        }
+    }
+}
