@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
-        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "InputModel"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]
