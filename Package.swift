@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "InputModel", targets: ["InputModel"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "YAML", targets: ["YAML"]),
+        .library(name: "FileReading", targets: ["FileReading"]),
         .library(name: "Recording", targets: ["Recording"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .library(name: "EvflowProtocol", targets: ["EvflowProtocol"]),
@@ -51,8 +52,14 @@ let package = Package(
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
-        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "Recording", "YAML",
+        // Bounded reading of the files evflow is told to read (configurations, recordings):
+        // regular files only, a size limit, never blocking on a FIFO.
+        .target(name: "FileReading"),
+        // The command-line option values of evflowd and evflowctl, parsed and range-checked
+        // in one place (shared with the options fuzz target).
+        .target(name: "OptionValues"),
+        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML", "FileReading"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "YAML", "FileReading",
                                                  .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
@@ -65,7 +72,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -88,7 +95,7 @@ let package = Package(
                          .when(platforms: [.linux], configuration: .release)),
         ]),
         .executableTarget(name: "evflowctl", dependencies: [
-            "InputModel", "Recording", "Pipeline", "EvflowProtocol",
+            "InputModel", "Recording", "Pipeline", "EvflowProtocol", "OptionValues",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The MQTT bridge: a client of evflowd's socket (EvflowProtocol) and of a broker
@@ -105,7 +112,7 @@ let package = Package(
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
         // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
-        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel"],
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "OptionValues", "Reactive"],
                 path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
@@ -114,10 +121,12 @@ let package = Package(
         .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
+        .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
+        .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
-        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "InputModel"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -33,12 +33,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `LineFramer` + `Request.parse`: a byte stream split at input-chosen points frames like
     /// the whole stream; a request that parses re-encodes and parses to an equal value.
     case request
-    /// `FilterConfig.parse(yaml:)`: a rejected configuration's error names a line or a key.
+    /// `FilterConfig.parse(yaml:)`: a rejected configuration's error names a line or a key;
+    /// an accepted one builds and runs every probe device's filters (`checkConfigBuilds`).
     case filterConfig = "filter-config"
     /// `SessionReader.parse`: a parsed session round-trips through `SessionWriter` (parse →
     /// write → parse gives the same value, writing again the same bytes), and every device's
     /// part converts to an evemu file that round-trips through `EvemuWriter`.
     case session
+    /// `FilterConfig.parse(yaml:)` with every number a rate, window or timeout can take
+    /// (subnormal, huge, negative, NaN, infinite, any text) at every place that takes one: a
+    /// ConfigError naming file, line and key, or a configuration whose filters build and run.
+    case configValues = "config-values"
+    /// evflowd's and evflowctl's numeric option values (`OptionValues`, what their
+    /// ArgumentParser options call): a reason, or a value in range whose derived times hold.
+    case options
 
     /// The file name errors are expected to carry.
     static let fileName = "fuzz-input"
@@ -58,10 +66,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             try checkFilterConfig(bytes)
         case .session:
             try checkSession(bytes)
+        case .configValues:
+            try checkConfigValues(bytes)
+        case .options:
+            try checkOptions(bytes)
         }
     }
 
-    private func fail(_ message: String) -> InvariantFailure {
+    func fail(_ message: String) -> InvariantFailure {
         InvariantFailure(target: self, message: message)
     }
 
@@ -294,7 +306,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let config: FilterConfig
         do {
             config = try FilterConfig.parse(yaml: text, file: Self.fileName)
-        } catch let error as ConfigError {
+        } catch {
             guard error.file == Self.fileName else { throw fail("error names file \(String(describing: error.file))") }
             guard error.line != nil || !error.key.isEmpty else { throw fail("error names no line or key: \(error)") }
             if let line = error.line {
@@ -302,11 +314,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 guard line >= 1, line <= lines + 1 else { throw fail("error line \(line) outside 1...\(lines + 1): \(error)") }
             }
             return
-        } catch {
-            throw fail("threw \(type(of: error)), not ConfigError: \(error)")
         }
         // Parsing is a function of the text: the same text gives the same configuration.
         let again = try? FilterConfig.parse(yaml: text, file: Self.fileName)
         guard again == config else { throw fail("parsing the same text twice gave different configurations") }
+        // What --check-config accepts, a reload applies: the filters build and run.
+        try checkConfigBuilds(config, what: "the configuration")
+        try checkReload(config, what: "the configuration")
     }
 }

@@ -17,11 +17,13 @@ public struct BrokerOptions: Sendable {
     public var keepalive: Int32 = 30
     public var username: String?
     public var password: String?
-    /// TLS is on when `caFile` or `caPath` is set.
+    /// TLS is on when `caFile` or `caPath` is set, or `systemCAs`.
     public var caFile: String?
     public var caPath: String?
     public var certFile: String?
     public var keyFile: String?
+    /// TLS verified against the system's certificate store (`mqtts://` without `--tls-ca`).
+    public var systemCAs = false
     /// The last will: published by the broker when the bridge vanishes without a clean disconnect.
     public var willTopic: String?
     public var willPayload: [UInt8] = Array("offline".utf8)
@@ -134,6 +136,8 @@ private final class BrokerSessionBox: @unchecked Sendable {
             guard check(mosquitto_tls_set(m, options.caFile, options.caPath, options.certFile, options.keyFile, nil), "TLS settings") else { return }
         } else if options.certFile != nil || options.keyFile != nil {
             return fail("--tls-cert and --tls-key need --tls-ca (or --tls-capath)")
+        } else if options.systemCAs {
+            guard check(mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "TLS with the system's certificates") else { return }
         }
         mosquitto_connect_callback_set(m) { _, userdata, rc in
             Unmanaged<BrokerSessionBox>.fromOpaque(userdata!).takeUnretainedValue().onConnect(rc)

@@ -1,13 +1,9 @@
+import FileReading
 import InputModel
-import Recording
 import YAML
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A configuration error naming the key path, the line and what is wrong.
-public struct ConfigError: Error, Hashable, CustomStringConvertible {
+public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file, if the configuration came from one.
     public var file: String?
     /// 1-based line, if known.
@@ -17,6 +13,14 @@ public struct ConfigError: Error, Hashable, CustomStringConvertible {
     /// What is wrong.
     public var reason: String
 
+    /// Creates an error.
+    public init(file: String?, line: Int?, key: String, reason: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.reason = reason
+    }
+
     public var description: String {
         var where_ = file ?? "config"
         if let line { where_ += ":\(line)" }
@@ -25,32 +29,36 @@ public struct ConfigError: Error, Hashable, CustomStringConvertible {
 }
 
 extension FilterConfig {
-    /// Reads a configuration file.
-    /// Largest configuration file read: 1 MiB (the documented example is 3 KiB). A device
-    /// file or pipe that never ends is refused as soon as it passes the limit.
+    /// Largest configuration file read: 1 MiB (the documented example is 3 KiB).
     public static let maxFileBytes = 1 << 20
 
-    public static func load(path: String) throws -> FilterConfig {
-        guard let fp = fopen(path, "r") else {
-            throw ConfigError(file: path, line: nil, key: "", reason: "cannot open: \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(fp) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, fp)
-            if n <= 0 { break }
-            guard bytes.count + n <= maxFileBytes else {
-                throw ConfigError(file: path, line: nil, key: "",
-                                  reason: "larger than the \(maxFileBytes >> 10) KiB limit for a configuration file")
+    /// The longest window, timeout or rate interval a configuration may give: 1,000,000 s
+    /// (11.6 days) in nanoseconds. Every duration and every `max_rate` (as its interval, so
+    /// down to 0.000001 Hz) is checked against it, so a filter's deadline (event time plus
+    /// window) stays far from `Int64` overflow.
+    public static let maxIntervalNanoseconds: Int64 = 1_000_000 * 1_000_000_000
+
+    /// Reads a configuration file: a regular file of at most `maxFileBytes`, opened without
+    /// blocking (a FIFO, a directory or a device at the path is refused, never waited on), then
+    /// `parse(yaml:file:)`. Every failure is a `ConfigError` naming the file.
+    public static func load(path: String) throws(ConfigError) -> FilterConfig {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, limit: maxFileBytes)
+        } catch {
+            let reason: String
+            switch error.reason {
+            case .cannotOpen: reason = "cannot open: \(error.reasonText)"
+            case .tooLarge: reason = "larger than the \(BoundedFileError.size(maxFileBytes)) limit for a configuration file"
+            case .notARegularFile, .cannotRead: reason = error.reasonText
             }
-            bytes.append(contentsOf: chunk[0..<n])
+            throw ConfigError(file: path, line: nil, key: "", reason: reason)
         }
         return try parse(yaml: String(decoding: bytes, as: UTF8.self), file: path)
     }
 
     /// Parses configuration text.
-    public static func parse(yaml: String, file: String? = nil) throws -> FilterConfig {
+    public static func parse(yaml: String, file: String? = nil) throws(ConfigError) -> FilterConfig {
         let root: YAMLNode?
         do {
             root = try YAMLComposer.compose(yaml)
@@ -98,7 +106,7 @@ private struct ConfigReader {
         ConfigError(file: file, line: node.mark.line, key: key, reason: reason)
     }
 
-    func mapping(_ node: YAMLNode, _ path: String) throws -> [(String, YAMLNode)] {
+    func mapping(_ node: YAMLNode, _ path: String) throws(ConfigError) -> [(String, YAMLNode)] {
         guard case .mapping(let m) = node else { throw error(node, path, "expected a mapping") }
         var seen = Set<String>()
         var result: [(String, YAMLNode)] = []
@@ -117,33 +125,60 @@ private struct ConfigReader {
         return Int(s.string)
     }
 
-    /// `25ms`, `1s`, `500us`, `0.5s`, a bare number (milliseconds), or `off` (0).
-    func duration(_ node: YAMLNode, _ path: String) throws -> Int64 {
+    /// `25ms`, `1s`, `500us`, `0.5s`, a bare number (milliseconds), or `off` (0); at most
+    /// `FilterConfig.maxIntervalNanoseconds`. NaN, infinities, negative numbers and a
+    /// positive value below 1 ns (which would silently round to "off") are refused.
+    func duration(_ node: YAMLNode, _ path: String) throws(ConfigError) -> Int64 {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a duration like 25ms or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "off" || text == "false" || text == "none" { return 0 }
         let units: [(String, Double)] = [("ms", 1e6), ("us", 1e3), ("µs", 1e3), ("ns", 1), ("s", 1e9)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let v = Double(text.dropLast(suffix.count)), v >= 0, v < 1e6 { return Int64(v * scale) }
-            throw error(node, path, "bad duration '\(s.string)'")
+        let unit = units.first { text.hasSuffix($0.0) }
+        let number = unit.map { String(text.dropLast($0.0.count)) } ?? text
+        guard let value = Self.decimal(number) else {
+            throw error(node, path, "bad duration '\(s.string)' (use e.g. 25ms, 1s or off)")
         }
-        if let v = Double(text), v >= 0, v < 1e6 { return Int64(v * 1e6) }
-        throw error(node, path, "bad duration '\(s.string)' (use e.g. 25ms, 1s or off)")
+        guard let nanos = Self.nanoseconds(value * (unit?.1 ?? 1e6)) else {
+            throw error(node, path, "duration '\(s.string)' out of range (0, or 1ns to 1000000s; off turns it off)")
+        }
+        return nanos
     }
 
-    /// A rate in Hz (`max_rate: 125`) as a minimum interval; `off` = 0.
-    func rate(_ node: YAMLNode, _ path: String) throws -> Int64 {
+    /// A rate in Hz (`max_rate: 125`) as a minimum interval; `off` = 0. From 0.000001 Hz
+    /// (an interval of `FilterConfig.maxIntervalNanoseconds`) to 1,000,000 Hz.
+    func rate(_ node: YAMLNode, _ path: String) throws(ConfigError) -> Int64 {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a rate in Hz or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "off" || text == "false" || text == "none" { return 0 }
         let number = text.hasSuffix("hz") ? String(text.dropLast(2)) : text
-        guard let hz = Double(number), hz > 0, hz <= 1_000_000 else {
-            throw error(node, path, "bad rate '\(s.string)' (a positive number of Hz, or off)")
+        guard let hz = Self.decimal(number), hz > 0, hz <= 1_000_000,
+              let interval = Self.nanoseconds(1e9 / hz), interval > 0 else {
+            throw error(node, path, "bad rate '\(s.string)' (a number of Hz from 0.000001 to 1000000, or off)")
         }
-        return Int64(1e9 / hz)
+        return interval
     }
 
-    func hysteresis(_ node: YAMLNode, _ path: String) throws -> FilterConfig.Hysteresis {
+    /// A plain decimal number (`25`, `0.5`, `1e3`): not `nan`, `inf`, hexadecimal floats or
+    /// anything `Double(_:)` reads beyond what a person writes in a configuration.
+    static func decimal(_ text: String) -> Double? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }),
+              let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+
+    /// `value` nanoseconds as a whole number (the fraction dropped), or nil when it is
+    /// negative, below 1 ns but not 0 (it would silently mean "off"), or above
+    /// `FilterConfig.maxIntervalNanoseconds` — checked on the `Double`, before the conversion
+    /// that would trap.
+    static func nanoseconds(_ value: Double) -> Int64? {
+        guard value.isFinite, value >= 0, value <= Double(FilterConfig.maxIntervalNanoseconds) else { return nil }
+        let whole = value.rounded(.towardZero)
+        if whole == 0 && value > 0 { return nil }
+        return Int64(whole)
+    }
+
+    func hysteresis(_ node: YAMLNode, _ path: String) throws(ConfigError) -> FilterConfig.Hysteresis {
         guard case .scalar(let s) = node else { throw error(node, path, "expected a number, fuzz or off") }
         let text = s.string.trimmingSpaces().lowercased()
         if text == "fuzz" { return .fuzz }
@@ -152,7 +187,7 @@ private struct ConfigReader {
         return .value(v)
     }
 
-    func readDefaults(_ node: YAMLNode, into d: inout FilterConfig.Defaults) throws {
+    func readDefaults(_ node: YAMLNode, into d: inout FilterConfig.Defaults) throws(ConfigError) {
         for (key, value) in try mapping(node, "defaults") {
             let path = "defaults." + key
             switch key {
@@ -184,7 +219,7 @@ private struct ConfigReader {
         }
     }
 
-    func readRule(_ node: YAMLNode, path: String) throws -> FilterConfig.Rule {
+    func readRule(_ node: YAMLNode, path: String) throws(ConfigError) -> FilterConfig.Rule {
         let entries = try mapping(node, path)
         guard let matchNode = entries.first(where: { $0.0 == "match" })?.1 else {
             throw error(node, path + ".match", "missing (every rule needs a match)")
@@ -218,6 +253,13 @@ private struct ConfigReader {
                     guard let (type, code) = EventNames.code(named: name) else {
                         throw error(spec, cp, "unknown event code name")
                     }
+                    // `EV_KEY:0xffff` names no code a device can have (and the protocol
+                    // refuses it): the numeric form stops at the type's largest code.
+                    guard let max = EventNames.maxCode(type: type), code <= max else {
+                        let limit = EventNames.maxCode(type: type).map { "its largest is \(EventNames.codeText(type: type, code: $0))" }
+                            ?? "the type has no codes"
+                        throw error(spec, cp, "no such \(EventNames.typeText(type)) code (\(limit))")
+                    }
                     // One value per code would mix every slot's contacts: refuse rather than
                     // filter ABS_MT_* across slots (a slot-aware filter does not exist yet).
                     if type == EventType.abs && CodeRange.multitouch.contains(code) {
@@ -232,7 +274,7 @@ private struct ConfigReader {
         return rule
     }
 
-    func readMatch(_ node: YAMLNode, path: String) throws -> FilterConfig.Match {
+    func readMatch(_ node: YAMLNode, path: String) throws(ConfigError) -> FilterConfig.Match {
         var match = FilterConfig.Match()
         let entries = try mapping(node, path)
         if entries.isEmpty { throw error(node, path, "empty match (give class, name and/or id)") }
@@ -262,7 +304,7 @@ private struct ConfigReader {
         return match
     }
 
-    func spuriousMode(_ node: YAMLNode, _ path: String) throws -> SpuriousMode {
+    func spuriousMode(_ node: YAMLNode, _ path: String) throws(ConfigError) -> SpuriousMode {
         if case .scalar(let s) = node {
             let text = s.string.trimmingSpaces().lowercased()
             if let mode = SpuriousMode(rawValue: text) { return mode }
@@ -271,7 +313,7 @@ private struct ConfigReader {
         throw error(node, path, "expected auto, always or off")
     }
 
-    func codeSpec(_ node: YAMLNode, type: UInt16, path: String) throws -> FilterConfig.CodeFilterSpec {
+    func codeSpec(_ node: YAMLNode, type: UInt16, path: String) throws(ConfigError) -> FilterConfig.CodeFilterSpec {
         if case .scalar(let s) = node {
             let text = s.string.trimmingSpaces().lowercased()
             if text == "off" || text == "passthrough" { return .off }

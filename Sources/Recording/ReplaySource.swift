@@ -310,8 +310,7 @@ public final class ReplaySource: @unchecked Sendable {
 
         /// Recording time → scheduler time.
         private func mapTime(_ t: Int64) -> Int64 {
-            if speed == 1 { return origin + t }
-            return speed.isInfinite ? origin : origin + Int64((Double(t) / speed).rounded())
+            ReplaySource.scheduledTime(origin: origin, recorded: t, speed: speed)
         }
 
         private func fire(_ token: UInt64) {
@@ -363,5 +362,23 @@ public final class ReplaySource: @unchecked Sendable {
                 finished.onNext(true)
             }
         }
+    }
+}
+
+extension ReplaySource {
+    /// When a frame recorded at `t` is delivered: `origin + t / speed`, in whole nanoseconds,
+    /// saturating at `Int64`'s bounds. A slow pace stretches a long recording beyond what
+    /// `Int64` holds (the frame is then due "never"), which must not trap (issue #25).
+    public static func scheduledTime(origin: Int64, recorded t: Int64, speed: Double) -> Int64 {
+        if speed.isInfinite { return origin }
+        let offset: Int64
+        if speed == 1 {
+            offset = t
+        } else {
+            let v = (Double(t) / speed).rounded()
+            offset = v >= 0x1p63 ? .max : v < -0x1p63 ? .min : v.isNaN ? 0 : Int64(v)
+        }
+        let (sum, overflow) = origin.addingReportingOverflow(offset)
+        return overflow ? (offset > 0 ? .max : .min) : sum
     }
 }

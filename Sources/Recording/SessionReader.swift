@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import FileReading
 import InputModel
 
 /// Reads session recordings (`# EVFLOW SESSION 1`): device blocks, then a timeline of `add:`,
@@ -35,20 +36,11 @@ public enum SessionReader {
     }
 
     /// Whether the file at `url` starts like a session file (reads its first bytes only);
-    /// false when it cannot be read (the reader that reads it then says why).
+    /// false when it cannot be read or is no regular file (the reader that reads it then says
+    /// why). Never blocks: `--replay` given a FIFO must not hang here (issue #25).
     public static func isSessionFile(_ url: URL) -> Bool {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: magicPrefix.utf8.count)
-        var filled = 0
-        while filled < head.count {
-            let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        return looksLikeSession(Array(head[..<filled]))
+        guard let head = try? BoundedFile.readHead(url.path, count: magicPrefix.utf8.count) else { return false }
+        return looksLikeSession(head)
     }
 
     /// Parses a session file already in memory; `file` names it in errors.

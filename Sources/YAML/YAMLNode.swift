@@ -215,3 +215,18 @@ final class Storage<Item: Sendable>: Sendable {
     let items: [Item]
     init(_ items: [Item]) { self.items = items }
 }
+
+/// The guard against YAML alias bombs, shared by the libinput record reader and the filter
+/// configuration loader.
+public enum YAMLLimits {
+    /// The nodes a document may expand to: 4 per byte of text (at least 10,000). A document
+    /// can only have more through aliases used over and over (a "billion laughs"), which would
+    /// make walking it take exponential time.
+    public static func maxNodes(textBytes: Int) -> Int { max(10_000, 4 * textBytes) }
+
+    /// Whether `node` expands to more than `limit` nodes, counting an aliased node at every
+    /// place it is used; stops counting at the limit.
+    public static func expandsBeyond(_ node: YAMLNode, limit: Int) -> Bool {
+        node.expandedCount(limit: limit) == nil
+    }
+}

@@ -15,7 +15,7 @@ struct EvflowMQTT: ParsableCommand {
         discussion: "Topics, documents and options: docs/mqtt.md. Example: evflow-mqtt --broker mqtt.local --ha-discovery")
 
     @Option(help: "evflowd's socket.") var socket = "/run/evflow/evflowd.sock"
-    @Option(help: "Broker host.") var broker = "localhost"
+    @Option(help: "Broker: host, host:port, [IPv6]:port, mqtt://host[:port] or mqtts://host[:port] (TLS).") var broker = "localhost"
     @Option(help: "Broker port (default 1883, 8883 with TLS).") var port: Int?
     @Option(help: "MQTT protocol version: 5 or 3.1.1.") var mqttVersion = "5"
     @Option(help: "Client id (default evflow-mqtt-<hostname>).") var clientID: String?
@@ -107,13 +107,19 @@ struct EvflowMQTT: ParsableCommand {
             throw ConfigError("--ha-key needs --ha-discovery")
         }
         var o = BrokerOptions()
-        o.host = broker
+        let address = try BrokerAddress(parsing: broker)
+        o.host = address.host
         guard let version = BrokerOptions.ProtocolVersion(rawValue: mqttVersion) else {
             throw ConfigError("--mqtt-version must be 5 or 3.1.1")
         }
         o.protocolVersion = version
-        let tls = tlsCa != nil || tlsCapath != nil
-        let p = port ?? (tls ? 8883 : 1883)
+        let caGiven = tlsCa != nil || tlsCapath != nil
+        if address.tls == false && caGiven { throw ConfigError("--broker '\(broker)' says mqtt:// (no TLS) but --tls-ca/--tls-capath turn TLS on: use mqtts://") }
+        if address.port != nil && port != nil { throw ConfigError("give the port once: in --broker or with --port") }
+        // mqtts:// without a CA of its own verifies against the system's certificates.
+        o.systemCAs = address.tls == true && !caGiven
+        let tls = caGiven || address.tls == true
+        let p = address.port ?? port ?? (tls ? 8883 : 1883)
         guard (1...65535).contains(p) else { throw ConfigError("--port must be between 1 and 65535") }
         o.port = Int32(p)
         guard (5...65535).contains(keepalive) else { throw ConfigError("--keepalive must be between 5 and 65535 seconds") }
@@ -134,7 +140,7 @@ struct EvflowMQTT: ParsableCommand {
         o.certFile = tlsCert
         o.keyFile = tlsKey
         if (tlsCert == nil) != (tlsKey == nil) { throw ConfigError("--tls-cert and --tls-key go together") }
-        if (tlsCert != nil) && !tls { throw ConfigError("--tls-cert and --tls-key need --tls-ca or --tls-capath") }
+        if (tlsCert != nil) && !caGiven { throw ConfigError("--tls-cert and --tls-key need --tls-ca or --tls-capath") }
         let streams = try events.map { s throws(ConfigError) in try EventStreamSpec(parsing: s) }
         return (settings, o, streams)
     }

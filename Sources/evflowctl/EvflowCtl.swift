@@ -2,6 +2,7 @@ import ArgumentParser
 import EvflowProtocol
 import Foundation
 import InputModel
+import OptionValues
 import Recording
 #if canImport(Glibc)
 import Glibc
@@ -251,19 +252,21 @@ struct Record: ParsableCommand {
     var all = false
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String?
     @Option(name: .long, help: "Stop after this many frames (of all devices, with --all).") var count: Int?
-    @Option(name: .long, help: "Stop after this many seconds.") var duration: Double?
+    /// Nanoseconds; parsed and range-checked by OptionValues, shared with the options fuzz target.
+    @Option(name: .long, parsing: .unconditional, help: "Stop after this many seconds (0.001 to 365 days).",
+            transform: { try OptionValues.recordDuration($0) })
+    var duration: Int64?
 
     func validate() throws {
         if all && device != nil { throw ValidationError("give a DEVICE or --all, not both") }
         if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device") }
-        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
     }
 
     func run() throws {
         if all { return try recordAll() }
         let device = self.device ?? ""
         let started = SessionCapture.monotonicNow()
-        let timeUp = { duration.map { SessionCapture.monotonicNow() - started >= Int64($0 * 1e9) } ?? false }
+        let timeUp = { duration.map { SessionCapture.monotonicNow() - started >= $0 } ?? false }
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
             let state = try client.request(Request(.state(device: device)))

@@ -18,8 +18,8 @@ import Glibc
 struct SessionCapture {
     /// What stops the capture (besides a signal or the daemon closing).
     var maxFrames: Int?
-    /// Seconds after the start.
-    var maxSeconds: Double?
+    /// Nanoseconds after the start.
+    var maxNanoseconds: Int64?
     /// Where notes about what could not be recorded go.
     var note: (String) -> Void
 
@@ -78,7 +78,7 @@ struct SessionCapture {
         var stopDeadline: Int64 = 0
         while true {
             if !stopping {
-                let timeUp = maxSeconds.map { Self.monotonicNow() - start >= Int64($0 * 1e9) } ?? false
+                let timeUp = maxNanoseconds.map { Self.monotonicNow() - start >= $0 } ?? false
                 if stopRequested != 0 || timeUp || maxFrames.map({ recorder.frameCount >= $0 }) == true {
                     stopping = true
                     stopDeadline = Self.monotonicNow() + 2_000_000_000
@@ -142,7 +142,7 @@ extension Record {
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
             installStopHandlers()
-            let capture = SessionCapture(maxFrames: count, maxSeconds: duration) {
+            let capture = SessionCapture(maxFrames: count, maxNanoseconds: duration) {
                 FileHandle.standardError.write(Data("\($0)\n".utf8))
             }
             let result = try capture.run(client)

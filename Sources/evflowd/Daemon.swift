@@ -214,8 +214,7 @@ struct SystemdService: Service {
     /// worker thread starts a once-a-second monitor of its pool that never stops — an idle
     /// daemon would wake every second, not once per ping (docs/benchmarks.md, I1).
     func sleepOnInputLoop(_ duration: Duration) async -> Bool {
-        let (seconds, attoseconds) = duration.components
-        let interval = RxTimeInterval(nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let interval = RxTimeInterval(clamping: duration)
         let timer = PosixLocked<(continuation: CheckedContinuation<Bool, Never>?, timer: Disposable?, cancelled: Bool)>(
             (nil, nil, false))
         return await withTaskCancellationHandler {
@@ -328,7 +327,8 @@ struct ReloadService: Service {
                 let config = try DaemonBuilder.loadConfig(configPath)
                 hub.reload(config)
                 logger.info("configuration reloaded\(configPath.map { " from \($0)" } ?? "")")
-            } catch let error as StartupError {
+            } catch {
+                // Typed (`StartupError` only): no failure of a reload can end the service group.
                 logger.error("reload failed, keeping the previous configuration: \(error.message)")
             }
             _ = try? notifier.ready()

@@ -19,6 +19,7 @@ import StateServer
 struct DaemonOptions: Sendable {
     var replay: [String]
     var demo: Bool
+    /// The replay pace; `.infinity` = as fast as possible (`--speed 0`).
     var speed: Double
     var loop: Bool
     /// Description file for the one `--replay` file (`--desc`).
@@ -66,11 +67,13 @@ struct DaemonBuilder {
     let options: DaemonOptions
     let logger: Logger
 
-    static func loadConfig(_ path: String?) throws -> FilterConfig {
+    /// The configuration at `path` (the built-in one without a path). Typed: start-up and the
+    /// SIGHUP reload handle every failure, and a reload keeps the running configuration.
+    static func loadConfig(_ path: String?) throws(StartupError) -> FilterConfig {
         guard let path else { return FilterConfig() }
         do {
             return try FilterConfig.load(path: path)
-        } catch let error as ConfigError {
+        } catch {
             throw StartupError.config("invalid configuration: \(error)")
         }
     }
@@ -150,14 +153,13 @@ struct DaemonBuilder {
                     throw StartupError.data("\(error)")
                 }
             }
-            let speed = options.speed == 0 ? Double.infinity : options.speed
-            let replay = ReplaySource(recordings: recordings, sessions: sessions, scheduler: scheduler, speed: speed,
+            let replay = ReplaySource(recordings: recordings, sessions: sessions, scheduler: scheduler, speed: options.speed,
                                       loop: options.loop, removeAtEnd: options.removeAtEnd)
             if replay.droppedIncompleteEvents > 0 {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }
             let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
-            return InputSource(description: "replay of \(what) at speed \(options.speed == 0 ? "max" : "\(options.speed)")",
+            return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
                                devices: replay.devices, retain: replay)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Synchronization
 import Logging
+import OptionValues
 
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +37,12 @@ struct Evflowd: ParsableCommand {
     @Flag(name: .long, help: "Replay the demo recordings in a loop (implies replay mode; where they are looked for: below).")
     var demo = false
 
-    @Option(name: .long, help: "Replay pace: 1 = as recorded, 2 = twice as fast, 0 = as fast as possible.")
+    // The numeric options' values are parsed and range-checked by OptionValues (shared with
+    // the options fuzz target); `.unconditional` takes "-1" as the value, to be refused with
+    // the reason, not as an unknown option ("Missing value").
+    @Option(name: .long, parsing: .unconditional,
+            help: "Replay pace: 1 = as recorded, 2 = twice as fast, 0 = as fast as possible (0.001 to 1000000).",
+            transform: { try OptionValues.replaySpeed($0) })
     var speed: Double = 1
 
     @Flag(name: .long, help: "Start a replay again when it ends (devices are removed and re-added).")
@@ -66,23 +72,22 @@ struct Evflowd: ParsableCommand {
     @Option(name: .customLong("allow-group"), help: "Members of these groups (name or gid) may connect; repeatable.")
     var allowGroups: [String] = []
 
-    @Option(name: .long, help: "Most clients at once.")
+    @Option(name: .long, parsing: .unconditional, help: "Most clients at once.", transform: { try OptionValues.clientLimit($0) })
     var maxClients: Int = 64
 
-    @Option(name: .long, help: "Most clients of one user (peer uid) at once.")
+    @Option(name: .long, parsing: .unconditional, help: "Most clients of one user (peer uid) at once.",
+            transform: { try OptionValues.clientLimit($0) })
     var maxClientsPerUser: Int = 16
 
-    @Option(name: .long, help: "Seconds a client that is not watching may stay silent after a request.")
-    var idleTimeout: Int = 300
+    @Option(name: .long, parsing: .unconditional,
+            help: "Seconds a client that is not watching may stay silent after a request (default 300, at most 365 days).",
+            transform: { try OptionValues.idleTimeout($0) })
+    var idleTimeout: Duration = .seconds(300)
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
     mutating func validate() throws {
-        guard speed >= 0 else { throw ValidationError("--speed must be 0 (as fast as possible) or positive") }
-        guard maxClients > 0 else { throw ValidationError("--max-clients must be positive") }
-        guard maxClientsPerUser > 0 else { throw ValidationError("--max-clients-per-user must be positive") }
-        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if demo && !replay.isEmpty { throw ValidationError("--demo and --replay exclude each other") }
         if descriptionPath != nil && replay.count != 1 { throw ValidationError("--desc needs exactly one --replay file") }
@@ -122,7 +127,7 @@ struct Evflowd: ParsableCommand {
         var options = DaemonOptions(
             replay: replay, demo: demo, speed: speed, loop: loop || demo, configPath: config, socketPath: socket,
             socketGroup: socketGroup, allowUsers: allowUsers, allowGroups: allowGroups, maxClients: maxClients,
-            maxClientsPerUser: maxClientsPerUser, idleTimeoutAfterRequest: .seconds(idleTimeout))
+            maxClientsPerUser: maxClientsPerUser, idleTimeoutAfterRequest: idleTimeout)
         options.descriptionPath = descriptionPath
         options.removeAtEnd = removeAtEnd
         do {

@@ -3,6 +3,7 @@ import Testing
 @testable import FuzzTargets
 import InputModel
 @testable import Recording
+import Pipeline
 
 /// Replays the fuzz regression corpus (`Tests/Fixtures/fuzz-regressions/<target>/`) and the
 /// shipped fixtures through the same invariant checks the fuzz targets run (docs/reliability.md).
@@ -51,6 +52,35 @@ struct FuzzRegressionTests {
             checked += 1
         }
         #expect(checked >= 20)
+    }
+
+    /// Issue #25: what `--check-config` accepts, a SIGHUP reload applies without trapping.
+    /// Every shipped configuration — docs/evflow.example.yaml and each YAML block of
+    /// docs/configuration.md that is a whole configuration — loads as `--check-config` loads
+    /// it, and passes the `filter-config` invariant: its filters build and run for every probe
+    /// device, and a running hub reloads it (the regression corpus above gets the same check).
+    @Test func everyShippedConfigurationBuildsAndReloads() throws {
+        let root = Self.fixtures.deletingLastPathComponent().deletingLastPathComponent()
+        let example = root.appendingPathComponent("docs/evflow.example.yaml").path
+        _ = try FilterConfig.load(path: example)
+        #expect(throws: Never.self) { try FuzzTarget.filterConfig.check(contents(of: URL(fileURLWithPath: example))) }
+        let guide = String(decoding: try contents(of: root.appendingPathComponent("docs/configuration.md")), as: UTF8.self)
+        var blocks: [String] = [], current: [Substring]?
+        for line in guide.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```yaml" { current = [] } else if line == "```", let lines = current {
+                blocks.append(lines.joined(separator: "\n") + "\n")
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        var accepted = 0
+        for block in blocks {
+            guard (try? FilterConfig.parse(yaml: block)) != nil else { continue }   // a fragment, not a file
+            #expect(throws: Never.self, "\(block)") { try FuzzTarget.filterConfig.check(Array(block.utf8)) }
+            accepted += 1
+        }
+        #expect(accepted >= 1, "no whole configuration among \(blocks.count) YAML blocks of docs/configuration.md")
     }
 
     /// The checks do fail: a broken invariant is reported, not swallowed.

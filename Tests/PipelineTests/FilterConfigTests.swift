@@ -148,14 +148,12 @@ import Testing
         do {
             _ = try FilterConfig.parse(yaml: yaml, file: "test.yaml")
             Issue.record("no error for \(yaml)")
-        } catch let error as ConfigError {
+        } catch {
             #expect(error.file == "test.yaml")
             #expect(error.line == line)
             #expect(error.key == key)
             #expect(error.reason.contains(reason), "\(error.reason)")
             #expect(error.description.hasPrefix("test.yaml:\(line): \(key): "))
-        } catch {
-            Issue.record("unexpected error \(error)")
         }
     }
 
@@ -165,13 +163,11 @@ import Testing
         do {
             _ = try FilterConfig.parse(yaml: yaml, file: "bad.yaml")
             Issue.record("no error")
-        } catch let error as ConfigError {
+        } catch {
             #expect(error.key == "")
             #expect(error.reason.hasPrefix("not valid YAML"))
             #expect(error.line == 5)   // libyaml reports the unclosed flow sequence at the end of input
             #expect(error.description.hasPrefix("bad.yaml:5: not valid YAML"))
-        } catch {
-            Issue.record("unexpected error \(error)")
         }
     }
 
@@ -180,22 +176,18 @@ import Testing
         #expect(throws: ConfigError.self) { try FilterConfig.load(path: "/nonexistent/evflow.yaml") }
         do {
             _ = try FilterConfig.load(path: "/nonexistent/evflow.yaml")
-        } catch let error as ConfigError {
-            #expect(error.description.hasPrefix("/nonexistent/evflow.yaml: cannot open"))
         } catch {
-            Issue.record("unexpected \(error)")
+            #expect(error.description.hasPrefix("/nonexistent/evflow.yaml: cannot open"))
         }
     }
 
-    @Test("a file that never ends (/dev/zero) is refused at the 1 MiB limit")
+    @Test("a device that never ends (/dev/zero) is refused as not a regular file, before a byte is read")
     func endlessFile() {
         do {
             _ = try FilterConfig.load(path: "/dev/zero")
             Issue.record("/dev/zero was read as a configuration")
-        } catch let error as ConfigError {
-            #expect(error.description == "/dev/zero: larger than the 1024 KiB limit for a configuration file")
         } catch {
-            Issue.record("unexpected \(error)")
+            #expect(error.description == "/dev/zero: a character device, not a regular file")
         }
     }
 
@@ -209,10 +201,8 @@ import Testing
         #expect(throws: ConfigError.self) { try FilterConfig.parse(yaml: text, file: "laughs.yaml") }
         do {
             _ = try FilterConfig.parse(yaml: text, file: "laughs.yaml")
-        } catch let error as ConfigError {
-            #expect(error.line == 1 && error.reason.contains("YAML aliases used over and over"))
         } catch {
-            Issue.record("unexpected \(error)")
+            #expect(error.line == 1 && error.reason.contains("YAML aliases used over and over"))
         }
         #expect(ContinuousClock.now - start < .seconds(10))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import InputModel
 @testable import Recording
+import YAML
 import Testing
 
 /// Limits on hostile recordings (docs/reliability.md, "Limits on hostile input"): each gets a
@@ -37,9 +38,11 @@ import Testing
         #expect(try RecordingLimits.read(url.path, limit: 3000).count == 3000)
     }
 
-    @Test("a file that never ends (/dev/zero) is refused at the limit, not read for ever")
+    @Test("a device that never ends (/dev/zero) is refused as not a regular file, not read for ever")
     func endlessFile() {
-        #expect(throws: RecordingError.self) { _ = try RecordingLimits.read("/dev/zero", limit: 1 << 20) }
+        #expect(throws: RecordingError(file: "/dev/zero", line: 0, reason: .unreadable("a character device, not a regular file"))) {
+            _ = try RecordingLimits.read("/dev/zero", limit: 1 << 20)
+        }
     }
 
     @Test("a 100 MB line with no newline: an error naming line 1, at once")
@@ -177,5 +180,23 @@ import Testing
         }
         #expect(error.line == 13)
         #expect("\(error)".contains("impossible axis ABS_X: minimum 10 above maximum 0"))
+    }
+}
+
+/// Issue #25 finding 2: `evflowd --replay F --speed 0.0000000001` trapped converting the
+/// stretched recording time to nanoseconds.
+@Suite("replay pace arithmetic") struct ReplayPaceTests {
+    @Test("a frame's delivery time saturates instead of trapping, whatever the pace")
+    func scheduledTimeSaturates() {
+        let origin: Int64 = 5_000_000_000
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: 1) == origin + 2_000)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: 2) == origin + 1_000)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 2_000, speed: .infinity) == origin)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: 3_600_000_000_000, speed: 0.0000000001) == .max)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .max, speed: 1) == .max)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .max, speed: 0.001) == .max)
+        #expect(ReplaySource.scheduledTime(origin: -origin, recorded: .min, speed: 1) == .min)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min / 2, speed: 0.001) == .min + origin)
+        #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min, speed: 1) == .min + origin)
     }
 }

@@ -659,6 +659,29 @@ struct ServerTests {
         }
     }
 
+    /// Issue #25 finding 2: an idle timeout longer than nanoseconds hold (`evflowd
+    /// --idle-timeout 10000000000`) trapped in ClientConnection.armIdleTimer as soon as a
+    /// client connected; it saturates ("never") now.
+    @Test func anIdleTimeoutBeyondNanosecondsDoesNotTrap() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub) {
+                $0.idleTimeout = .seconds(10_000_000_000)
+                $0.idleTimeoutAfterRequest = .seconds(Int64.max)
+            }
+            let baseline = LiveResources.owned
+            do {
+                let client = try TestClient(path: path)
+                _ = try client.read()   // the greeting: the timer was armed
+                #expect(try client.request(#"{"class":"PING"}"#)["class"] as? String == "PING", "re-armed after a request")
+                client.close()
+            }
+            await expectBaseline(baseline, server)
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
     /// Regression: the idle timeout applied only before a client's first request; after one
     /// request a client that never watched held a slot for ever.
     @Test func aClientThatIsNotWatchingIsClosedWhenSilentAfterARequest() async throws {

@@ -26,6 +26,16 @@ public struct RxTimeInterval: Hashable, Comparable, Sendable, CustomStringConver
     /// No time.
     @inlinable public static var zero: RxTimeInterval { .init(nanoseconds: 0) }
 
+    /// A `Duration` in nanoseconds, saturating at `Int64`'s bounds (about ±292 years): a
+    /// timeout taken from an option or the environment can be longer than nanoseconds hold,
+    /// and its conversion must not trap.
+    public init(clamping duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        nanoseconds = overflow || overflow2 ? (seconds < 0 ? .min : .max) : sum
+    }
+
     @inlinable public static func < (a: RxTimeInterval, b: RxTimeInterval) -> Bool { a.nanoseconds < b.nanoseconds }
 
     public var description: String {

@@ -97,8 +97,7 @@ final class ClientConnection: @unchecked Sendable {
         idleTask?.cancel()
         let config = core.configuration
         let timeout = heardFrom ? config.idleTimeoutAfterRequest : config.idleTimeout
-        let components = timeout.components
-        let nanos = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let nanos = RxTimeInterval(clamping: timeout).nanoseconds   // a huge timeout saturates, never traps
         let message = heardFrom ? "no request for \(timeout) while not watching" : "no request within \(timeout) of connecting"
         idleTask = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { [weak self] in
             self?.close(.idle, message)
