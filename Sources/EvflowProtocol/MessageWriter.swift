@@ -27,13 +27,14 @@ public struct MessageWriter: Sendable {
 
     // MARK: - Greeting, responses
 
-    /// `VERSION`: the greeting.
-    public mutating func appendVersion(release: String) {
+    /// `VERSION`: the greeting; `keys` says whether this client sees key codes (1.2).
+    public mutating func appendVersion(release: String, keys: KeyVisibility) {
         json.beginObject()
         json.key("class"); json.string("VERSION")
         json.key("release"); json.string(release)
         json.key("proto_major"); json.int(ProtocolConstants.protoMajor)
         json.key("proto_minor"); json.int(ProtocolConstants.protoMinor)
+        json.key("keys"); json.string(keys.rawValue)
         endMessage()
     }
 
@@ -276,11 +277,12 @@ public struct MessageWriter: Sendable {
 
     // MARK: - Stream messages (hot path)
 
-    /// `FRAME`: the events of `frame` that `selection` passes. Writes nothing and returns
-    /// false when none passes (an empty frame is not sent).
+    /// `FRAME`: the events of `frame` that `selection` passes, key codes hidden when `keys`
+    /// is `.hidden` (`KeyPrivacy.redacted`). Writes nothing and returns false when no event
+    /// is left (an empty frame is not sent).
     @discardableResult
     public mutating func appendFrame(device: DeviceID, stream: StreamKind, frame: InputFrame,
-                                     selection: EventSelection = .all) -> Bool {
+                                     selection: EventSelection = .all, keys: KeyVisibility = .visible) -> Bool {
         let mark = json.bytes.count
         begin("FRAME")
         json.key("device"); json.string(device.rawValue)
@@ -289,7 +291,9 @@ public struct MessageWriter: Sendable {
         json.key("events")
         json.beginArray()
         var any = false
-        for e in frame.events where selection.matches(type: e.type, code: e.code) {
+        let hideKeys = keys == .hidden
+        for event in frame.events where selection.matches(type: event.type, code: event.code) {
+            guard let e = hideKeys ? KeyPrivacy.redacted(event) : event else { continue }
             any = true
             json.beginObject()
             json.key("type"); names.writeType(e.type, to: &json)

@@ -44,6 +44,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case unknownDevice(String)
         /// `STATE` named a device by a name several devices share.
         case ambiguousDevice(String)
+        /// `WATCH` selected a code that names a key, and this client may not see keys (§7).
+        case hiddenKeyCode(String)
     }
 
     /// What was wrong.
@@ -74,6 +76,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidMaxRate: return "max_rate"
         case .invalidTag: return "id"
         case .unknownDevice, .ambiguousDevice: return "device"
+        case .hiddenKeyCode: return "codes"
         }
     }
 
@@ -103,6 +106,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
             return "field 'id' must be a string of at most \(ProtocolConstants.maxTagLength) bytes or an integer"
         case .unknownDevice(let d): return "no device '\(d)'"
         case .ambiguousDevice(let d): return "several devices are named '\(d)'; use the id"
+        case .hiddenKeyCode(let c):
+            return "key codes are hidden from this client: '\(c)' cannot be selected (select its type to get every key, code hidden)"
         }
     }
 

@@ -13,8 +13,9 @@ import InputModel
 /// check this per class), except that a `DEVICES` entry carries only the summary members.
 /// Unknown classes decode to `.other` and unknown members are ignored, as §3 asks of clients.
 public enum ServerMessage: Hashable, Sendable {
-    /// `VERSION`: the greeting.
-    case version(release: String, protoMajor: Int, protoMinor: Int)
+    /// `VERSION`: the greeting; `keys` is nil from a server older than 1.2 (or a value this
+    /// client does not know).
+    case version(release: String, protoMajor: Int, protoMinor: Int, keys: KeyVisibility?)
     /// `DEVICES` response: device summaries.
     case devices([DeviceInfo], tag: RequestTag?)
     /// `STATE` response.
@@ -159,7 +160,8 @@ private struct MessageDecoder {
         switch cls {
         case "VERSION":
             return .version(release: try o.string("release"), protoMajor: Int(try o.int("proto_major")),
-                            protoMinor: Int(try o.int("proto_minor")))
+                            protoMinor: Int(try o.int("proto_minor")),
+                            keys: try o.optionalString("keys").flatMap { KeyVisibility(rawValue: $0) })
         case "DEVICES":
             return .devices(try o.array("devices").map { v throws(DecodingFailure) in try device(v, detail: false) },
                             tag: try tag(o))

@@ -122,7 +122,7 @@ private func runDaemonReader(socketPath: String, observer: AnyObserver<DaemonEve
             }
             buffer.removeSubrange(...nl)
             if !greeted {
-                guard case .version(let release, let major, _) = message else {
+                guard case .version(let release, let major, _, _) = message else {
                     if case .close(let c) = message { return fail("evflowd refused the connection: \(c.reasonText): \(c.message)") }
                     return fail("unexpected greeting from evflowd: \(message.messageClass)")
                 }

@@ -35,6 +35,8 @@ final class DaemonClient {
     private var eof = false
     /// The greeting's release.
     private(set) var release = ""
+    /// Whether evflowd shows this user key codes (the greeting's `keys`; nil before 1.2).
+    private(set) var keys: KeyVisibility?
 
     /// Connects and reads the greeting; a missing or dead socket is `unavailable`.
     init(socketPath: String) throws {
@@ -61,8 +63,9 @@ final class DaemonClient {
         switch try read().message {
         case .close(let notice):
             throw CtlFailure.unavailable("evflowd refused the connection (\(notice.reasonText)): \(notice.message)")
-        case .version(let release, _, _):
+        case .version(let release, _, _, let keys):
             self.release = release
+            self.keys = keys
         default:
             throw CtlFailure.protocolError("unexpected greeting from \(socketPath)")
         }

@@ -269,6 +269,7 @@ struct Record: ParsableCommand {
         let timeUp = { duration.map { SessionCapture.monotonicNow() - started >= $0 } ?? false }
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
+            Self.noteHiddenKeys(client)
             let state = try client.request(Request(.state(device: device)))
             guard case .state(let report, _) = state.message else { throw CtlFailure.protocolError("unexpected reply") }
             let info = report.device

@@ -137,10 +137,20 @@ struct SessionCapture {
 }
 
 extension Record {
+    /// Says so when evflowd hides key codes from this user: the recording then carries the
+    /// hidden form (what the daemon sends), which replays with every key the same.
+    static func noteHiddenKeys(_ client: DaemonClient) {
+        guard client.keys == .hidden else { return }
+        FileHandle.standardError.write(Data(("note: evflowd hides key codes from this user: every key is recorded as "
+            + "KEY_UNKNOWN and scan codes are left out (buttons, axes and times are as they happened); "
+            + "record as root, evflowd's user or a member of its --keys-group for the keys\n").utf8))
+    }
+
     /// `record --all`: a session of every device, written to `output` or standard output.
     func recordAll() throws {
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
+            Self.noteHiddenKeys(client)
             installStopHandlers()
             let capture = SessionCapture(maxFrames: count, maxNanoseconds: duration) {
                 FileHandle.standardError.write(Data("\($0)\n".utf8))

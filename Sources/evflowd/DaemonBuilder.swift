@@ -31,6 +31,8 @@ struct DaemonOptions: Sendable {
     var socketGroup: String?
     var allowUsers: [String]
     var allowGroups: [String]
+    /// Groups whose members see key codes (`--keys-group`); others get them hidden.
+    var keysGroups: [String] = []
     var maxClients: Int
     var maxClientsPerUser: Int
     var idleTimeoutAfterRequest: Duration
@@ -98,6 +100,7 @@ struct DaemonBuilder {
         serverConfig.socketGroup = options.socketGroup
         serverConfig.allowedUIDs = Set(try options.allowUsers.map(Self.uid))
         serverConfig.allowedGIDs = Set(try options.allowGroups.map(Self.gid))
+        serverConfig.keysGIDs = Set(try options.keysGroups.map(Self.gid))
         do {
             let fds = try SystemdNotifier.listenFDs()
             if fds.count > 1 { throw StartupError.usage("socket activation passed \(fds.count) sockets; expected one") }

@@ -72,6 +72,9 @@ struct Evflowd: ParsableCommand {
     @Option(name: .customLong("allow-group"), help: "Members of these groups (name or gid) may connect; repeatable.")
     var allowGroups: [String] = []
 
+    @Option(name: .customLong("keys-group"), help: "Members of these groups (name or gid) see key codes; others get them hidden (root and evflowd's user always see them); repeatable.")
+    var keysGroups: [String] = []
+
     @Option(name: .long, parsing: .unconditional, help: "Most clients at once.", transform: { try OptionValues.clientLimit($0) })
     var maxClients: Int = 64
 
@@ -130,6 +133,7 @@ struct Evflowd: ParsableCommand {
             maxClientsPerUser: maxClientsPerUser, idleTimeoutAfterRequest: idleTimeout)
         options.descriptionPath = descriptionPath
         options.removeAtEnd = removeAtEnd
+        options.keysGroups = keysGroups
         do {
             if checkConfig {
                 _ = try DaemonBuilder.loadConfig(options.configPath)

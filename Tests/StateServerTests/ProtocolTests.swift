@@ -355,8 +355,8 @@ private let mouse = DeviceInfo(
 @Suite(.ownLiveResources) struct MessageWriterTests {
     @Test func version() throws {
         var w = MessageWriter(names: testNames)
-        w.appendVersion(release: "0.1.0")
-        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":1}"# + "\n")
+        w.appendVersion(release: "0.1.0", keys: .visible)
+        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":2,"keys":"visible"}"# + "\n")
     }
 
     @Test func frameExactBytes() {

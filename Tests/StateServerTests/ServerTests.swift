@@ -257,7 +257,7 @@ struct ServerTests {
                     #expect(Array(line.utf8) + [UInt8(ascii: "\n")] == writer.bytes)
                 }
                 // One encode per frame for the three watchers of the first shape.
-                let all = try #require(server.frameEncoders[WatchShape(stream: .filtered, selection: .all)])
+                let all = try #require(server.frameEncoders[WatchShape(stream: .filtered, selection: .all, keys: .visible)])
                 #expect(all.counts.encodes == frames.count)
                 #expect(all.counts.reuses == 2 * frames.count)
 
@@ -884,7 +884,7 @@ private let SYS_setgroups = 159
 
 /// Connects from a thread whose supplementary groups are `groups` at `connect()`; the rest of
 /// the process (what `/proc/PID/status` shows) keeps its own. Needs CAP_SETGID (root).
-private func connectWithThreadGroups(_ groups: [gid_t], path: String) throws -> TestClient {
+func connectWithThreadGroups(_ groups: [gid_t], path: String) throws -> TestClient {
     let saved: [gid_t] = {
         var g = [gid_t](repeating: 0, count: Int(getgroups(0, nil)))
         let n = getgroups(Int32(g.count), &g)

@@ -6,7 +6,7 @@ import Testing
 /// `SharedFrameEncoder`: one encode per distinct (device, frame), the bytes of a writer of
 /// one's own, nothing for a frame without events.
 struct SharedFrameEncoderTests {
-    let shape = WatchShape(stream: .raw, selection: .all)
+    let shape = WatchShape(stream: .raw, selection: .all, keys: .visible)
     let device = DeviceID(rawValue: "0003:1234:0099-00000001")
     let other = DeviceID(rawValue: "0003:1234:0099-00000002")
 
@@ -55,7 +55,7 @@ struct SharedFrameEncoderTests {
         let encoders = SharedFrameEncoders(names: .standard)
         var first: SharedFrameEncoder? = encoders.encoder(for: shape)
         var second: SharedFrameEncoder? = encoders.encoder(for: shape)
-        let filtered = encoders.encoder(for: WatchShape(stream: .filtered, selection: .all))
+        let filtered = encoders.encoder(for: WatchShape(stream: .filtered, selection: .all, keys: .visible))
         #expect(first === second)
         #expect(first !== filtered)
         #expect(encoders.inUse.count == 2)

@@ -45,7 +45,7 @@ private let kb: DeviceInfo = {
                                                    InputEvent(time: 90, type: 1, code: 767, value: 0)])
         let error = ProtocolError(.unknownEventType("EV_KYE", field: "types"), requestClass: "WATCH", tag: .integer(-3))
 
-        w.appendVersion(release: "0.1.0")
+        w.appendVersion(release: "0.1.0", keys: .hidden)
         w.appendDevices([summary], tag: .integer(1))
         w.appendState(report, tag: .string("s"))
         w.appendStats(stats)
@@ -60,7 +60,8 @@ private let kb: DeviceInfo = {
 
         let decoded = try decodeAll(w.bytes)
         #expect(decoded == [
-            .version(release: "0.1.0", protoMajor: ProtocolConstants.protoMajor, protoMinor: ProtocolConstants.protoMinor),
+            .version(release: "0.1.0", protoMajor: ProtocolConstants.protoMajor, protoMinor: ProtocolConstants.protoMinor,
+                     keys: .hidden),
             .devices([summary], tag: .integer(1)),
             .state(report, tag: .string("s")),
             .stats(stats, tag: nil),
@@ -174,7 +175,7 @@ private func documentedServerClasses() throws -> Set<String> {
     @Test func theDocumentedServerMessagesAreTheOnesTheServerWrites() throws {
         var w = MessageWriter()
         let info = DeviceInfo(name: "d", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 3))
-        w.appendVersion(release: "r")
+        w.appendVersion(release: "r", keys: .visible)
         w.appendDevices([])
         w.appendState(DeviceStateReport(device: info))
         w.appendStats(ServerStats(release: "r", uptime: 0, now: 0, devices: 0, clients: 0, watchers: 0, liveResources: 0))

@@ -73,6 +73,8 @@ final class ClientConnection: @unchecked Sendable {
     /// A request is being answered asynchronously (`LATENCY`): later lines wait in the framer,
     /// so responses stay in request order.
     private var answering = false
+    /// Whether this client sees key codes: decided at admission (`KeyAccess`), hidden until then.
+    private var keys = KeyVisibility.hidden
 
     init(number: UInt64, channel: Channel, core: ServerCore) {
         self.number = number
@@ -125,7 +127,8 @@ final class ClientConnection: @unchecked Sendable {
             return
         }
         accepted = true
-        respond { $0.appendVersion(release: core.configuration.release) }
+        keys = core.keyAccess.visibility(for: credentials)
+        respond { $0.appendVersion(release: core.configuration.release, keys: keys) }
         processLines()
     }
 
@@ -229,11 +232,13 @@ final class ClientConnection: @unchecked Sendable {
             respond { $0.appendDevices(devices, tag: tag) }
         case .state(let device):
             switch core.stateReport(for: device) {
-            case .success(let report): respond { $0.appendState(report, tag: tag) }
+            case .success(let report):
+                let shown = keys == .visible ? report : KeyPrivacy.redacted(report)
+                respond { $0.appendState(shown, tag: tag) }
             case .failure(let error): respond { $0.appendError(ProtocolError(error.kind, requestClass: "STATE", tag: tag)) }
             }
         case .stats:
-            let stats = core.stats()
+            let stats = keys == .visible ? core.stats() : KeyPrivacy.redacted(core.stats())
             respond { $0.appendStats(stats, tag: tag) }
         case .ping:
             let now = monotonicNow()
@@ -254,6 +259,11 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     private func startWatch(_ request: WatchRequest, tag: RequestTag?) {
+        // Refused like a bad request: the old watch, if any, stays in force.
+        if let refusal = KeyAccess.refusal(of: request, keys: keys, tag: tag) {
+            respond { $0.appendError(refusal) }
+            return
+        }
         endWatch()
         let generation = outbox.withLock { $0.generation }
         let listed = core.hub.devices.filter(request.selects)
@@ -266,7 +276,7 @@ final class ClientConnection: @unchecked Sendable {
         // before any stream message, and everything that happens after it is streamed.
         respond(flush: false) { $0.appendWatch(request, matched: matched, tag: tag) }
         defer { flush() }
-        let frames = core.frameEncoders.encoder(for: WatchShape(stream: request.stream, selection: request.events))
+        let frames = core.frameEncoders.encoder(for: WatchShape(stream: request.stream, selection: request.events, keys: keys))
         let encoder = WatchEncoder(client: self, names: core.names, frames: frames, generation: generation)
         let stream = WatchStream.make(hub: core.hub, watch: request, listed: listed, onRateDrop: { [weak self] in
             self?.rateDropped.add(1, ordering: .relaxed)

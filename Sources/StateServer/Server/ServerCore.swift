@@ -20,6 +20,8 @@ final class ServerCore: @unchecked Sendable {
     let startTime = monotonicNow()
     /// Root and the server's own uid are always allowed; tests turn this off to be refused.
     let trustRootAndSelf: Bool
+    /// Who sees key codes (decided per client at admission).
+    let keyAccess: KeyAccess
 
     private struct Registry {
         var clients: [UInt64: (client: ClientConnection, uid: UInt32?)] = [:]
@@ -57,6 +59,7 @@ final class ServerCore: @unchecked Sendable {
         self.hub = hub
         self.logger = logger
         self.trustRootAndSelf = trustRootAndSelf
+        keyAccess = KeyAccess(configuration: configuration, trustRootAndSelf: trustRootAndSelf)
         self.sourceStatistics = sourceStatistics
         sentClock = hub.scheduler is VirtualTimeScheduler ? nil : hub.scheduler
     }

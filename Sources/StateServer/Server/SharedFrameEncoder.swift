@@ -3,10 +3,12 @@ import InputModel
 import Synchronization
 
 /// What decides a `FRAME` message's bytes besides the frame: every client watching with the
-/// same stream and the same event selection gets the same bytes for a device's frame.
+/// same stream, the same event selection and the same key visibility gets the same bytes for a
+/// device's frame (key codes are hidden in the encode itself, so once per frame per shape).
 struct WatchShape: Hashable, Sendable {
     let stream: StreamKind
     let selection: EventSelection
+    let keys: KeyVisibility
 }
 
 /// Encodes `FRAME` messages once per frame for all the watchers of one shape.
@@ -51,7 +53,7 @@ final class SharedFrameEncoder: Sendable {
                 last.frame = frame
                 last.encodes += 1
                 // An empty writer stands for "nothing to send" (appendFrame wrote nothing).
-                _ = last.writer.appendFrame(device: device, stream: shape.stream, frame: frame)
+                _ = last.writer.appendFrame(device: device, stream: shape.stream, frame: frame, keys: shape.keys)
             }
             return last.writer.bytes.isEmpty ? nil : last.writer.bytes
         }

@@ -14,6 +14,9 @@ public struct StateServerConfiguration: Sendable {
     public var allowedUIDs: Set<UInt32> = []
     /// Peer groups allowed (primary or supplementary); root and the server's own uid always are.
     public var allowedGIDs: Set<UInt32> = []
+    /// Groups whose members (primary or supplementary) see key codes; root and the server's
+    /// own uid always do, everyone else gets them hidden (docs/protocol.md §7, "Key codes").
+    public var keysGIDs: Set<UInt32> = []
     /// Most clients connected at once; the next is closed with `too-many-clients`.
     public var maxClients: Int = ProtocolConstants.defaultMaxClients
     /// Bytes queued for one client (not yet taken by the kernel) before it is dropped as a slow consumer.
