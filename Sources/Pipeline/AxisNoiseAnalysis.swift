@@ -103,29 +103,4 @@ public enum AxisNoiseAnalysis {
                           fuzz: fuzz, suggestedHysteresis: suggestion,
                           idleDeliveredWithFuzz: idleDelivered(fuzz), idleDeliveredWithSuggestion: idleDelivered(suggestion))
     }
-
-    /// The `--axes` section of the text report.
-    public static func renderText(_ axes: [AxisReport]) -> String {
-        var out = "\nAxes at rest: slices of 100ms spanning at most 5% of the axis' range\n"
-        if axes.isEmpty { return out + "no absolute axis events\n" }
-        var device = ""
-        for a in axes {
-            if a.deviceID != device {
-                device = a.deviceID
-                out += "\n\(a.deviceName) (\(a.deviceID))\n"
-            }
-            out += "  \(a.code): \(a.events) values, \(a.restingSlices) resting slice(s), fuzz \(a.fuzz)"
-            guard let swing = a.idleSwing else {
-                out += ", never at rest: keep hysteresis fuzz\n"
-                continue
-            }
-            out += ", idle swing \(swing)\n"
-            out += "    values delivered at rest: \(a.idleDeliveredWithFuzz) with the fuzz, "
-                + "\(a.idleDeliveredWithSuggestion) with hysteresis \(a.suggestedHysteresis)\n"
-            out += a.suggestedHysteresis > a.fuzz
-                ? "    suggested hysteresis: \(a.suggestedHysteresis) (the stick swings more than its fuzz at rest)\n"
-                : "    suggested hysteresis: fuzz (\(a.fuzz)) already covers it\n"
-        }
-        return out
-    }
 }
