@@ -30,6 +30,8 @@ public enum AxisNoiseAnalysis {
         public var events: Int
         /// Slices at rest.
         public var restingSlices: Int
+        /// The span of each resting slice, in time order (the report's idle-noise histogram).
+        public var restingSpans: [Int32]
         /// Largest span of a resting slice (nil: no resting slice).
         public var idleSwing: Int32?
         /// absinfo fuzz.
@@ -66,6 +68,7 @@ public enum AxisNoiseAnalysis {
         // Resting slices: [start, end) with their span.
         var resting: [(start: Int64, end: Int64)] = []
         var swing: Int32?
+        var spans: [Int32] = []
         var i = 0
         while i < frames.count {
             let start = frames[i].time / slice * slice
@@ -78,6 +81,7 @@ public enum AxisNoiseAnalysis {
             let span = Int64(hi) - Int64(lo)
             if n >= minimumEvents, range > 0, Double(span) <= restShare * Double(range) {
                 resting.append((start, start + slice))
+                spans.append(Int32(span))
                 swing = max(swing ?? 0, Int32(span))
             }
         }
@@ -99,7 +103,7 @@ public enum AxisNoiseAnalysis {
         }
         return AxisReport(deviceID: info.id.rawValue, deviceName: info.name, vendor: info.inputID.vendor,
                           product: info.inputID.product, code: EventNames.codeText(type: EventType.abs, code: code),
-                          codeNumber: code, events: frames.count, restingSlices: resting.count, idleSwing: swing,
+                          codeNumber: code, events: frames.count, restingSlices: resting.count, restingSpans: spans, idleSwing: swing,
                           fuzz: fuzz, suggestedHysteresis: suggestion,
                           idleDeliveredWithFuzz: idleDelivered(fuzz), idleDeliveredWithSuggestion: idleDelivered(suggestion))
     }

@@ -107,19 +107,9 @@ public enum ChatterAnalysis {
     /// Runs `filter` over the frames of one code (the real `NoiseFilter`, in event time, held
     /// values delivered at the end) and checks the output against the real presses.
     public static func evaluate(code: UInt16, frames: [InputFrame], filter: CodeFilter) -> Outcome {
-        var settings = DeviceFilterSettings()
-        settings.keys[code] = filter
-        var noise = NoiseFilter(settings: settings)
-        var output: [InputFrame] = []
-        for frame in frames {
-            while let due = noise.nextDeadline, due <= frame.time {
-                if let f = noise.fire(at: due) { output.append(f) }
-            }
-            if let f = noise.process(frame) { output.append(f) }
-        }
-        while let due = noise.nextDeadline, let f = noise.fire(at: due) { output.append(f) }
+        let (output, spuriousTurnedOn) = run(code: code, frames: frames, filter: filter)
         var outcome = Outcome()
-        outcome.spuriousTurnedOn = !noise.spuriousTurnedOn.isEmpty
+        outcome.spuriousTurnedOn = spuriousTurnedOn
         let starts = realPressTimes(frames.flatMap(\.events).filter { $0.type == EventType.key && $0.code == code })
         outcome.realPresses = starts.count
         var perSpan = [Int](repeating: 0, count: starts.count)
@@ -139,6 +129,36 @@ public enum ChatterAnalysis {
             if n == 0 { outcome.lostPresses += 1 } else { outcome.remainingBounces += n - 1 }
         }
         return outcome
+    }
+
+    /// What `filter` delivers of one code's frames: the real `NoiseFilter` in event time,
+    /// held values delivered at the end (the frames `evaluate` judges; the HTML report's timeline).
+    public static func filtered(code: UInt16, frames: [InputFrame], filter: CodeFilter) -> [InputFrame] {
+        run(code: code, frames: frames, filter: filter).output
+    }
+
+    private static func run(code: UInt16, frames: [InputFrame], filter: CodeFilter)
+        -> (output: [InputFrame], spuriousTurnedOn: Bool) {
+        var settings = DeviceFilterSettings()
+        settings.keys[code] = filter
+        var noise = NoiseFilter(settings: settings)
+        var output: [InputFrame] = []
+        for frame in frames {
+            while let due = noise.nextDeadline, due <= frame.time {
+                if let f = noise.fire(at: due) { output.append(f) }
+            }
+            if let f = noise.process(frame) { output.append(f) }
+        }
+        while let due = noise.nextDeadline, let f = noise.fire(at: due) { output.append(f) }
+        return (output, !noise.spuriousTurnedOn.isEmpty)
+    }
+
+    /// Every release→press gap and press→release hold (ns, any length) of one code's events,
+    /// paired as the report pairs them (its histograms keep only those under 100 ms).
+    public static func intervals(_ events: [InputEvent]) -> (gaps: [Int64], holds: [Int64]) {
+        var tracker = Tracker()
+        for e in events { tracker.add(e) }
+        return (tracker.gaps, tracker.holds)
     }
 
     /// Times of the real presses of one code's events (see the type's documentation).
@@ -236,6 +256,8 @@ public enum ChatterAnalysis {
             report.closestDoubleClick = closest
             guard !isTouch else { return report }
             let found = ChatterAnalysis.search(code: code, frames: frames, defaultFilter: defaultFilter)
+            report.defaultFilter = defaultFilter
+            report.suggestedFilter = found.filter
             report.withDefault = found.defaultOutcome
             report.suggestion = found.outcome
             if case .chatter(let w, let mode, _) = found.filter {
@@ -318,6 +340,8 @@ public struct ChatterReport: Hashable, Sendable {
         public var suggestion: ChatterAnalysis.Outcome?, withDefault: ChatterAnalysis.Outcome?
         /// The shortest release→press gap before a real press (ns).
         public var closestDoubleClick: Int64?
+        /// The default setting and the suggested one, as filters (nil for touch/tool contacts).
+        public var defaultFilter: CodeFilter? = nil, suggestedFilter: CodeFilter? = nil
         /// Why this window.
         public var reasoning: String
     }
