@@ -18,7 +18,7 @@ struct EvflowCtl: ParsableCommand {
         not running (or refused the connection), 74 a file could not be read or written.
         """,
         subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Latency.self, Record.self, Convert.self,
-                      Analyze.self])
+                      Analyze.self, Top.self])
 }
 
 /// Options every daemon command shares.
