@@ -146,7 +146,7 @@ enum Plots {
         }
         for (i, lane) in lanes.enumerated() {
             let base = yTop + Double(i + 1) * laneHeight - 12, high = base - laneHeight + 26
-            svg.text(lane.title, x: x0 + 4, y: high - 7, class: "lane-title")
+            svg.text(lane.title, x: x0 + plotWidth - 4, y: high - 7, anchor: "end", class: "lane-title")
             svg.text("released", x: x0 - 6, y: base + 4, anchor: "end", class: "tick")
             svg.text("pressed", x: x0 - 6, y: high + 4, anchor: "end", class: "tick")
             var points: [(Double, Double)] = []
@@ -177,31 +177,40 @@ enum Plots {
 
     // MARK: Axis noise
 
-    /// How far a resting axis moves: one bar per span (axis units) of its resting slices,
-    /// with the fuzz and the suggested hysteresis drawn.
+    /// How far a resting axis moves: a bar per span (axis units, in at most 40 bins) of its
+    /// resting slices, with the fuzz and the suggested hysteresis drawn.
     static func idleNoise(title: String, spans: [Int32], fuzz: Int32, hysteresis: Int32) -> SVG {
         let width = 720.0, height = 240.0
         var svg = SVG(width: width, height: height, label: title)
         let yTop = top, yBottom = height - bottom, plotWidth = width - left - right
-        let largest = Int(max(spans.max() ?? 0, fuzz, hysteresis)) + 1
-        var counts = [Int](repeating: 0, count: largest + 1)
-        for s in spans { counts[Int(s)] += 1 }
+        let largest = Int(max(spans.max() ?? 0, fuzz, hysteresis))
+        let binWidth = max(1, (largest + 40) / 40)
+        let binCount = largest / binWidth + 1
+        var counts = [Int](repeating: 0, count: binCount)
+        for s in spans { counts[Int(s) / binWidth] += 1 }
         let most = max(counts.max() ?? 0, 1)
-        let slot = plotWidth / Double(largest + 1)
-        func x(_ v: Double) -> Double { left + (v + 0.5) * slot }
+        let slot = plotWidth / Double(binCount)
+        /// The x of an axis value (bins are [k·binWidth, (k+1)·binWidth)).
+        func x(_ v: Double) -> Double { left + v / Double(binWidth) * slot }
         countAxis(&svg, most: most, yTop: yTop, yBottom: yBottom, title: "slices")
         svg.line(x1: left, y1: yBottom, x2: left + plotWidth, y2: yBottom, class: "axis")
-        let labelEvery = max(1, (largest + 1) / 12)
-        for v in 0...largest {
-            if v % labelEvery == 0 { svg.text(String(v), x: x(Double(v)), y: yBottom + 18, anchor: "middle", class: "tick") }
-            guard counts[v] > 0 else { continue }
-            let h = Double(counts[v]) / Double(most) * (yBottom - yTop)
-            svg.rect(x: x(Double(v)) - slot * 0.4, y: yBottom - h, width: slot * 0.8, height: h, class: "bar gaps",
-                     title: "\(counts[v]) resting slice(s) spanning \(v)", data: [("data-count", String(counts[v]))])
+        let labelEvery = max(1, binCount / 8)
+        for b in 0..<binCount {
+            let lo = b * binWidth
+            if b % labelEvery == 0 {
+                svg.line(x1: x(Double(lo)), y1: yBottom, x2: x(Double(lo)), y2: yBottom + 5, class: "axis")
+                svg.text(String(lo), x: x(Double(lo)), y: yBottom + 18, anchor: "middle", class: "tick")
+            }
+            guard counts[b] > 0 else { continue }
+            let h = Double(counts[b]) / Double(most) * (yBottom - yTop)
+            let range = binWidth == 1 ? "\(lo)" : "\(lo)–\(lo + binWidth - 1)"
+            svg.rect(x: x(Double(lo)) + 0.5, y: yBottom - h, width: slot - 1, height: h, class: "bar gaps",
+                     title: "\(counts[b]) resting slice(s) spanning \(range)", data: [("data-count", String(counts[b]))])
         }
         for (i, (v, label, cls)) in [(fuzz, "fuzz \(fuzz) (the kernel's own filter)", "mark-dotted"),
                                      (hysteresis, "suggested hysteresis \(hysteresis)", "mark-dashed")].enumerated() {
-            let xv = x(Double(v)) + 0.5 * slot
+            // A span up to the value is hidden: the line sits at the value's bin's right edge.
+            let xv = x(Double(Int(v) / binWidth * binWidth + binWidth))
             svg.line(x1: xv, y1: yTop, x2: xv, y2: yBottom, class: cls)
             svg.text(label, x: xv > width * 0.6 ? xv - 4 : xv + 4, y: 16 + Double(i) * 14,
                      anchor: xv > width * 0.6 ? "end" : "start", class: "mark-label")
