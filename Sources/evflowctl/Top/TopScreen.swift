@@ -18,7 +18,8 @@ struct TopSample {
 
 /// The columns `top` sorts by, with the key that picks each.
 enum TopSort: String, CaseIterable {
-    case name, eventsIn, eventsOut, filtered, chatter, p99
+    // The raw values are what `--sort` takes.
+    case name, eventsIn = "in", eventsOut = "out", filtered, chatter, p99
 
     /// The key that picks this column.
     var key: Character {
