@@ -1,6 +1,7 @@
 import EvflowProtocol
 import Foundation
 import InputModel
+import Pipeline
 import Testing
 @testable import evflowctl
 
@@ -18,7 +19,7 @@ struct TopScreenTests {
         let states = devices.map { d in
             DeviceStateReport(device: d.0, keysDown: d.0.name.hasPrefix("K") ? [code("KEY_A")] : [],
                               counters: DeviceCounters(framesIn: d.eventsIn / 2, eventsIn: d.eventsIn, framesOut: d.eventsOut / 2,
-                                                       eventsOut: d.eventsOut, droppedByFilter: ["key_chatter": d.chatter]))
+                                                       eventsOut: d.eventsOut, droppedByFilter: [FilterKind.keyChatter.rawValue: d.chatter]))
         }
         var stats = ServerStats(release: "0.1.0", uptime: seconds, now: 0, devices: devices.count, clients: 1, watchers: 1,
                                 liveResources: 0)

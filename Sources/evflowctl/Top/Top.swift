@@ -17,7 +17,7 @@ struct Top: ParsableCommand {
         Keys: i, o, f, c, l, n sort by events in, events out, % filtered, chatter, p99 latency, \
         name; r reverses; q (or Ctrl-C) quits. When standard output is not a terminal, each \
         refresh is printed as plain lines. Rates are per second over the last refresh; CHATTER \
-        counts the key presses the debounce filter removed since the device appeared; P50/P99 \
+        counts the key events the debounce filter dropped since the device appeared; P50/P99 \
         are the ages of frames leaving the filter (LATENCY, stage filtered).
         """)
     @OptionGroup var global: GlobalOptions

@@ -1,6 +1,7 @@
 import EvflowProtocol
 import Foundation
 import InputModel
+import Pipeline
 
 /// What `evflowctl top` shows, as plain values: one sample of the daemon (DEVICES, STATE per
 /// device, LATENCY, STATS) and the screen made from two of them. Pure, so the arithmetic,
@@ -84,7 +85,7 @@ enum TopScreen {
                 id: s.device.id.rawValue, name: s.device.name,
                 eventsIn: seconds > 0 ? Double(dIn) / seconds : 0, eventsOut: seconds > 0 ? Double(dOut) / seconds : 0,
                 filtered: dIn > 0 ? Double(dIn - min(dOut, dIn)) / Double(dIn) : nil,
-                chatter: c.droppedByFilter["key_chatter"] ?? 0,
+                chatter: c.droppedByFilter[FilterKind.keyChatter.rawValue] ?? 0,
                 p50: stages.flatMap { $0.count > 0 ? $0.p50 : nil }, p99: stages.flatMap { $0.count > 0 ? $0.p99 : nil },
                 held: s.keysDown.sorted().map { EventNames.codeText(type: EventType.key, code: $0) })
         }
