@@ -94,10 +94,10 @@ enum ChatterHTML {
 
     static func summary(_ report: ChatterReport, chatteredCount: Int) -> String {
         var s = "<section class=\"summary\"><h2>Every key and button</h2>"
+        guard !report.codes.isEmpty else { return s + "<p class=\"verdict\">The events have no key or button in them.</p></section>" }
         s += chatteredCount == 0
-            ? "<p class=\"verdict\">No key or button chattered in this recording.</p>"
+            ? "<p class=\"verdict\">No key or button chattered.</p>"
             : "<p class=\"verdict\">\(chatteredCount) key(s) or button(s) chattered; each has its own section below.</p>"
-        guard !report.codes.isEmpty else { return s + "<p>The recording has no key or button events.</p></section>" }
         s += "<table><thead><tr><th>device</th><th>key or button</th><th>presses</th><th>extra presses (bounce)</th>"
             + "<th>default: extra clicks left</th><th>default: real presses lost</th><th>suggested window</th>"
             + "<th>suggestion: extra clicks left</th><th>suggestion: real presses lost</th></tr></thead><tbody>"
@@ -156,12 +156,12 @@ enum ChatterHTML {
         s += "<figure class=\"plot gaps-plot\">"
             + Plots.intervalHistogram(title: "Time from a release to the next press of \(c.code)",
                                       xLabel: "time from release to the next press (log scale)", intervals: d.gaps,
-                                      barClass: "gaps", marks: gapMarks, id: "gaps").markup
+                                      barClass: "gaps", marks: gapMarks).markup
             + "<figcaption>Time from a release to the next press: bounce sits at the left, inside the window; "
             + "real re-presses to the right.</figcaption></figure>"
         s += "<figure class=\"plot holds-plot\">"
             + Plots.intervalHistogram(title: "How long \(c.code) was held down", xLabel: "time from a press to its release (log scale)",
-                                      intervals: d.holds, barClass: "holds", marks: marks, id: "holds").markup
+                                      intervals: d.holds, barClass: "holds", marks: marks).markup
             + "<figcaption>How long each press was held: a contact that closes for an instant shows at the far left.</figcaption></figure>"
         s += timeline(d)
         s += outcomes(d)

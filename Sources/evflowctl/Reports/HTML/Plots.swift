@@ -54,7 +54,7 @@ enum Plots {
     /// A histogram of `intervals` (ns) on the log time axis, with `marks` drawn over it.
     /// `barClass` picks the fill (colour and pattern) from the style sheet.
     static func intervalHistogram(title: String, xLabel: String, intervals: [Int64], barClass: String,
-                                  marks: [Mark], id: String) -> SVG {
+                                  marks: [Mark]) -> SVG {
         let width = 720.0, height = 260.0
         var svg = SVG(width: width, height: height, label: title)
         let axis = LogTimeAxis(x0: left, width: width - left - right)
@@ -93,7 +93,6 @@ enum Plots {
                      class: "mark-label")
         }
         svg.text(xLabel, x: axis.x0 + axis.width / 2, y: height - 6, anchor: "middle", class: "axis-title")
-        _ = id
         return svg
     }
 
