@@ -28,6 +28,8 @@ enum ChatterHTML {
         var code: ChatterReport.CodeReport
         var gaps: [Int64], holds: [Int64]
         var frames: [InputFrame]
+        /// The time of the device's first event: the timeline's times are told from it.
+        var origin: Int64
         var defaultFilter: CodeFilter, suggestedFilter: CodeFilter
         /// Presses in the input beyond the real ones: contact bounce and spurious releases.
         var bouncePresses: Int { max(0, code.presses - (code.suggestion?.realPresses ?? code.presses)) }
@@ -87,7 +89,7 @@ enum ChatterHTML {
         }
         let intervals = ChatterAnalysis.intervals(frames.flatMap(\.events))
         return Detail(code: c, gaps: intervals.gaps, holds: intervals.holds, frames: frames,
-                      defaultFilter: defaultFilter, suggestedFilter: suggestedFilter)
+                      origin: device.events.first?.time ?? 0, defaultFilter: defaultFilter, suggestedFilter: suggestedFilter)
     }
 
     // MARK: Summary
@@ -213,7 +215,9 @@ enum ChatterHTML {
                 if v == 0 { last = t }
             }
         }
-        start = max(start, raw.first.map { $0.0 - 10_000_000 } ?? start)
+        // Times are told from the device's first event; the stretch does not start before it.
+        let origin = d.origin
+        start = max(start, first.0 - 10_000_000, origin)
         let end = start + length
         let initial: Int32 = raw.first.map { $0.1 == 1 ? 0 : 1 } ?? 0
         var lanes = [Plots.Lane(title: "raw (from the device)", edges: raw, initial: initial, lineClass: "raw")]
@@ -221,7 +225,6 @@ enum ChatterHTML {
             lanes.append(Plots.Lane(title: "default window", edges: edges(d.defaultFilter), initial: initial, lineClass: "default"))
         }
         lanes.append(Plots.Lane(title: "suggested window", edges: suggested, initial: initial, lineClass: "suggested"))
-        let origin = first.0
         let inStretch = removed.filter { $0 >= start && $0 < end }.count
         return "<figure class=\"plot timeline\" data-removed=\"\(inStretch)\">"
             + Plots.timeline(title: "The worst \(length / 1_000_000) ms of \(d.code.code): raw and filtered",

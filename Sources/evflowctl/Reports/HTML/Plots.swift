@@ -77,11 +77,9 @@ enum Plots {
                      data: [("data-count", String(n))])
         }
         // Labels of the marks in rows above the plot, so close values do not overprint.
-        var row = 0
-        for m in marks {
+        for (row, m) in marks.enumerated() {
             let x = axis.x(Double(m.ns))
-            let y = 14.0 + Double(row) * 13
-            row = (row + 1) % 3
+            let y = 12.0 + Double(row % 4) * 12
             switch m.style {
             case .band:
                 svg.line(x1: x, y1: yTop, x2: x, y2: yBottom, class: "band-edge")
