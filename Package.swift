@@ -127,6 +127,8 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
+        // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
+        .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "InputModel", "EvflowProtocol"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]

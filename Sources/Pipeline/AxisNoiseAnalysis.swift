@@ -30,6 +30,8 @@ public enum AxisNoiseAnalysis {
         public var events: Int
         /// Slices at rest.
         public var restingSlices: Int
+        /// The span of each resting slice, in time order (the report's idle-noise histogram).
+        public var restingSpans: [Int32]
         /// Largest span of a resting slice (nil: no resting slice).
         public var idleSwing: Int32?
         /// absinfo fuzz.
@@ -66,6 +68,7 @@ public enum AxisNoiseAnalysis {
         // Resting slices: [start, end) with their span.
         var resting: [(start: Int64, end: Int64)] = []
         var swing: Int32?
+        var spans: [Int32] = []
         var i = 0
         while i < frames.count {
             let start = frames[i].time / slice * slice
@@ -78,6 +81,7 @@ public enum AxisNoiseAnalysis {
             let span = Int64(hi) - Int64(lo)
             if n >= minimumEvents, range > 0, Double(span) <= restShare * Double(range) {
                 resting.append((start, start + slice))
+                spans.append(Int32(span))
                 swing = max(swing ?? 0, Int32(span))
             }
         }
@@ -99,33 +103,8 @@ public enum AxisNoiseAnalysis {
         }
         return AxisReport(deviceID: info.id.rawValue, deviceName: info.name, vendor: info.inputID.vendor,
                           product: info.inputID.product, code: EventNames.codeText(type: EventType.abs, code: code),
-                          codeNumber: code, events: frames.count, restingSlices: resting.count, idleSwing: swing,
+                          codeNumber: code, events: frames.count, restingSlices: resting.count, restingSpans: spans, idleSwing: swing,
                           fuzz: fuzz, suggestedHysteresis: suggestion,
                           idleDeliveredWithFuzz: idleDelivered(fuzz), idleDeliveredWithSuggestion: idleDelivered(suggestion))
-    }
-
-    /// The `--axes` section of the text report.
-    public static func renderText(_ axes: [AxisReport]) -> String {
-        var out = "\nAxes at rest: slices of 100ms spanning at most 5% of the axis' range\n"
-        if axes.isEmpty { return out + "no absolute axis events\n" }
-        var device = ""
-        for a in axes {
-            if a.deviceID != device {
-                device = a.deviceID
-                out += "\n\(a.deviceName) (\(a.deviceID))\n"
-            }
-            out += "  \(a.code): \(a.events) values, \(a.restingSlices) resting slice(s), fuzz \(a.fuzz)"
-            guard let swing = a.idleSwing else {
-                out += ", never at rest: keep hysteresis fuzz\n"
-                continue
-            }
-            out += ", idle swing \(swing)\n"
-            out += "    values delivered at rest: \(a.idleDeliveredWithFuzz) with the fuzz, "
-                + "\(a.idleDeliveredWithSuggestion) with hysteresis \(a.suggestedHysteresis)\n"
-            out += a.suggestedHysteresis > a.fuzz
-                ? "    suggested hysteresis: \(a.suggestedHysteresis) (the stick swings more than its fuzz at rest)\n"
-                : "    suggested hysteresis: fuzz (\(a.fuzz)) already covers it\n"
-        }
-        return out
     }
 }

@@ -107,19 +107,9 @@ public enum ChatterAnalysis {
     /// Runs `filter` over the frames of one code (the real `NoiseFilter`, in event time, held
     /// values delivered at the end) and checks the output against the real presses.
     public static func evaluate(code: UInt16, frames: [InputFrame], filter: CodeFilter) -> Outcome {
-        var settings = DeviceFilterSettings()
-        settings.keys[code] = filter
-        var noise = NoiseFilter(settings: settings)
-        var output: [InputFrame] = []
-        for frame in frames {
-            while let due = noise.nextDeadline, due <= frame.time {
-                if let f = noise.fire(at: due) { output.append(f) }
-            }
-            if let f = noise.process(frame) { output.append(f) }
-        }
-        while let due = noise.nextDeadline, let f = noise.fire(at: due) { output.append(f) }
+        let (output, spuriousTurnedOn) = run(code: code, frames: frames, filter: filter)
         var outcome = Outcome()
-        outcome.spuriousTurnedOn = !noise.spuriousTurnedOn.isEmpty
+        outcome.spuriousTurnedOn = spuriousTurnedOn
         let starts = realPressTimes(frames.flatMap(\.events).filter { $0.type == EventType.key && $0.code == code })
         outcome.realPresses = starts.count
         var perSpan = [Int](repeating: 0, count: starts.count)
@@ -139,6 +129,36 @@ public enum ChatterAnalysis {
             if n == 0 { outcome.lostPresses += 1 } else { outcome.remainingBounces += n - 1 }
         }
         return outcome
+    }
+
+    /// What `filter` delivers of one code's frames: the real `NoiseFilter` in event time,
+    /// held values delivered at the end (the frames `evaluate` judges; the HTML report's timeline).
+    public static func filtered(code: UInt16, frames: [InputFrame], filter: CodeFilter) -> [InputFrame] {
+        run(code: code, frames: frames, filter: filter).output
+    }
+
+    private static func run(code: UInt16, frames: [InputFrame], filter: CodeFilter)
+        -> (output: [InputFrame], spuriousTurnedOn: Bool) {
+        var settings = DeviceFilterSettings()
+        settings.keys[code] = filter
+        var noise = NoiseFilter(settings: settings)
+        var output: [InputFrame] = []
+        for frame in frames {
+            while let due = noise.nextDeadline, due <= frame.time {
+                if let f = noise.fire(at: due) { output.append(f) }
+            }
+            if let f = noise.process(frame) { output.append(f) }
+        }
+        while let due = noise.nextDeadline, let f = noise.fire(at: due) { output.append(f) }
+        return (output, !noise.spuriousTurnedOn.isEmpty)
+    }
+
+    /// Every release→press gap and press→release hold (ns, any length) of one code's events,
+    /// paired as the report pairs them (its histograms keep only those under 100 ms).
+    public static func intervals(_ events: [InputEvent]) -> (gaps: [Int64], holds: [Int64]) {
+        var tracker = Tracker()
+        for e in events { tracker.add(e) }
+        return (tracker.gaps, tracker.holds)
     }
 
     /// Times of the real presses of one code's events (see the type's documentation).
@@ -236,6 +256,8 @@ public enum ChatterAnalysis {
             report.closestDoubleClick = closest
             guard !isTouch else { return report }
             let found = ChatterAnalysis.search(code: code, frames: frames, defaultFilter: defaultFilter)
+            report.defaultFilter = defaultFilter
+            report.suggestedFilter = found.filter
             report.withDefault = found.defaultOutcome
             report.suggestion = found.outcome
             if case .chatter(let w, let mode, _) = found.filter {
@@ -263,8 +285,8 @@ public enum ChatterAnalysis {
         }
     }
 
-    /// `12ms`, `12.3ms`.
-    static func ms(_ ns: Int64) -> String {
+    /// A duration for people: `12ms`, `12.3ms` (whole milliseconds, else tenths).
+    public static func ms(_ ns: Int64) -> String {
         if ns % 1_000_000 == 0 { return "\(ns / 1_000_000)ms" }
         let tenths = (ns + 50_000) / 100_000
         return "\(tenths / 10).\(tenths % 10)ms"
@@ -318,216 +340,12 @@ public struct ChatterReport: Hashable, Sendable {
         public var suggestion: ChatterAnalysis.Outcome?, withDefault: ChatterAnalysis.Outcome?
         /// The shortest release→press gap before a real press (ns).
         public var closestDoubleClick: Int64?
+        /// The default setting and the suggested one, as filters (nil for touch/tool contacts).
+        public var defaultFilter: CodeFilter? = nil, suggestedFilter: CodeFilter? = nil
         /// Why this window.
         public var reasoning: String
     }
 
     /// Every key/button seen, by device (in input order), then code number.
     public var codes: [CodeReport]
-
-    /// A human-readable report: per code the counts, both histograms (non-empty buckets) and
-    /// the suggestion with its reasoning.
-    public func renderText() -> String {
-        var out = "Chatter analysis: release→press gaps and press→release holds under "
-            + "\(ChatterAnalysis.ms(ChatterAnalysis.threshold)), 5 ms buckets\n"
-        if codes.isEmpty { return out + "no key or button events\n" }
-        var device = ""
-        for c in codes {
-            if c.deviceID != device {
-                device = c.deviceID
-                out += "\n\(c.deviceName) (\(c.deviceID))\n"
-            }
-            out += "  \(c.code): \(c.presses) presses, \(c.releases) releases, \(c.repeats) repeats\n"
-            out += histogramText("release→press", c.gaps, shortest: c.shortestGap)
-            out += histogramText("press→release", c.holds, shortest: c.shortestHold)
-            if let w = c.suggestedWindow, let mode = c.suggestedSpurious {
-                if let d = c.withDefault {
-                    out += "    with the default: \(d.remainingBounces) bounce(s) left, \(d.lostPresses) of \(d.realPresses) real press(es) lost\n"
-                }
-                if let o = c.suggestion {
-                    out += "    with the suggestion: \(o.remainingBounces) bounce(s) left, \(o.lostPresses) of \(o.realPresses) real press(es) lost\n"
-                }
-                out += "    suggested: window \(ChatterAnalysis.ms(w)), spurious \(mode.rawValue) — \(c.reasoning)\n"
-            } else {
-                out += "    no suggestion — \(c.reasoning)\n"
-            }
-        }
-        return out
-    }
-
-    private func histogramText(_ title: String, _ h: Histogram, shortest: Int64?) -> String {
-        let shortestText = shortest.map { ", shortest \(ChatterAnalysis.ms($0))" } ?? ""
-        guard h.total > 0 else { return "    \(title): none under 100ms\(shortestText)\n" }
-        var s = "    \(title): \(h.total) under 100ms\(shortestText)\n"
-        let width = ChatterAnalysis.bucketWidth / 1_000_000
-        let most = h.counts.max() ?? 1
-        for (i, n) in h.counts.enumerated() where n > 0 {
-            let lo = Int64(i) * width, hi = lo + width
-            let label = "\(lo)–\(hi)ms"
-            let bar = String(repeating: "#", count: max(1, n * 30 / most))
-            s += "      " + label + String(repeating: " ", count: max(1, 10 - label.count)) + "\(n) \(bar)\n"
-        }
-        return s
-    }
-
-    /// The suggestions as a configuration file (`--config-out`): one rule per device,
-    /// matched by vendor:product and name, with a `codes:` entry per key or button that has a
-    /// suggestion, and per absolute axis (`axes`, from `--axes`) whose suggested hysteresis
-    /// exceeds its fuzz. `FilterConfig.parse` accepts it.
-    public func configSnippet(axes: [AxisNoiseAnalysis.AxisReport] = []) -> String {
-        var out = "# written by evflowctl analyze: per code, the debounce that left no bounce and lost no press\n"
-        out += "version: 1\n"
-        struct Entry { var deviceID, deviceName, line: String; var vendor, product: UInt16 }
-        var entries: [Entry] = []
-        for c in codes where c.suggestedWindow != nil {
-            let w = c.suggestedWindow!
-            let text = w % 1_000_000 == 0 ? "\(w / 1_000_000)ms" : "\(w / 1000)us"
-            entries.append(Entry(deviceID: c.deviceID, deviceName: c.deviceName,
-                                 line: "\(c.code): { window: \(text), spurious: \(c.suggestedSpurious!.rawValue) }",
-                                 vendor: c.vendor, product: c.product))
-        }
-        for a in axes where a.suggestedHysteresis > a.fuzz {
-            entries.append(Entry(deviceID: a.deviceID, deviceName: a.deviceName,
-                                 line: "\(a.code): { hysteresis: \(a.suggestedHysteresis) }", vendor: a.vendor, product: a.product))
-        }
-        var devices: [(String, [Entry])] = []
-        for e in entries {
-            if let i = devices.firstIndex(where: { $0.0 == e.deviceID }) { devices[i].1.append(e) } else { devices.append((e.deviceID, [e])) }
-        }
-        if devices.isEmpty { return out }
-        out += "devices:\n"
-        func hex(_ v: UInt16) -> String {
-            let h = String(v, radix: 16)
-            return String(repeating: "0", count: 4 - h.count) + h
-        }
-        func quoted(_ s: String) -> String {
-            "\"" + s.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"") + "\""
-        }
-        for (_, list) in devices {
-            let first = list[0]
-            out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(quoted(first.deviceName)) }\n"
-            out += "    codes:\n"
-            for e in list { out += "      \(e.line)\n" }
-        }
-        return out
-    }
-
-    /// The report as one JSON object (keys sorted, times in ns, histograms as 20 counts of 5 ms).
-    public func renderJSON() -> String {
-        let w = JSONText()
-        w.object {
-            w.field("bucket_ns") { w.number(ChatterAnalysis.bucketWidth) }
-            w.field("codes") {
-                w.array(codes) { c in
-                    w.object {
-                        w.field("code") { w.string(c.code) }
-                        w.field("closest_double_click_ns") { w.optional(c.closestDoubleClick) }
-                        w.field("code_number") { w.number(Int64(c.codeNumber)) }
-                        w.field("default_lost_presses") { w.optional(c.withDefault.map { Int64($0.lostPresses) }) }
-                        w.field("default_remaining_bounces") { w.optional(c.withDefault.map { Int64($0.remainingBounces) }) }
-                        w.field("device_id") { w.string(c.deviceID) }
-                        w.field("device_name") { w.string(c.deviceName) }
-                        w.field("gaps") { w.array(c.gaps.counts) { w.number(Int64($0)) } }
-                        w.field("holds") { w.array(c.holds.counts) { w.number(Int64($0)) } }
-                        w.field("presses") { w.number(Int64(c.presses)) }
-                        w.field("reasoning") { w.string(c.reasoning) }
-                        w.field("releases") { w.number(Int64(c.releases)) }
-                        w.field("repeats") { w.number(Int64(c.repeats)) }
-                        w.field("shortest_gap_ns") { w.optional(c.shortestGap) }
-                        w.field("real_presses") { w.optional(c.suggestion.map { Int64($0.realPresses) }) }
-                        w.field("shortest_hold_ns") { w.optional(c.shortestHold) }
-                        w.field("suggested_lost_presses") { w.optional(c.suggestion.map { Int64($0.lostPresses) }) }
-                        w.field("suggested_remaining_bounces") { w.optional(c.suggestion.map { Int64($0.remainingBounces) }) }
-                        w.field("suggested_spurious") {
-                            if let m = c.suggestedSpurious { w.string(m.rawValue) } else { w.optional(nil) }
-                        }
-                        w.field("suggested_window_ns") { w.optional(c.suggestedWindow) }
-                    }
-                }
-            }
-            w.field("threshold_ns") { w.number(ChatterAnalysis.threshold) }
-        }
-        return w.text
-    }
-}
-
-/// A minimal JSON writer (Pipeline does not import Foundation); fields are written in the order
-/// given, which the caller keeps sorted.
-private final class JSONText {
-    var text = ""
-    private var needsComma = [false]
-
-    func separator() {
-        if needsComma[needsComma.count - 1] { text += "," }
-        needsComma[needsComma.count - 1] = true
-    }
-
-    func object(_ body: () -> Void) {
-        text += "{"
-        needsComma.append(false)
-        body()
-        needsComma.removeLast()
-        text += "}"
-    }
-
-    func field(_ name: String, _ value: () -> Void) {
-        separator()
-        appendString(name)
-        text += ":"
-        needsComma.append(false)
-        value()
-        needsComma.removeLast()
-    }
-
-    func array<T>(_ items: [T], _ each: (T) -> Void) {
-        text += "["
-        needsComma.append(false)
-        for item in items {
-            separator()
-            needsComma.append(false)
-            each(item)
-            needsComma.removeLast()
-        }
-        needsComma.removeLast()
-        text += "]"
-    }
-
-    func number(_ n: Int64) { text += String(n) }
-    func optional(_ n: Int64?) { text += n.map { String($0) } ?? "null" }
-    func string(_ s: String) { appendString(s) }
-
-    private func appendString(_ s: String) {
-        text += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    text.unicodeScalars.append(u)
-                }
-            }
-        }
-        text += "\""
-    }
-}
-
-extension String {
-    /// Every `target` replaced by `replacement` (Pipeline does not import Foundation).
-    fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.firstRange(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
 }

@@ -19,7 +19,7 @@ struct EvflowCtl: ParsableCommand {
         not running (or refused the connection), 74 a file could not be read or written.
         """,
         subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Latency.self, Record.self, Convert.self,
-                      Analyze.self])
+                      Analyze.self, Top.self])
 }
 
 /// Options every daemon command shares.
@@ -31,8 +31,11 @@ struct GlobalOptions: ParsableArguments {
     var json = false
 
     /// The socket path: option, then environment, then the default.
-    var socketPath: String {
-        socket ?? ProcessInfo.processInfo.environment["EVFLOW_SOCKET"] ?? "/run/evflow/evflowd.sock"
+    var socketPath: String { Self.socketPath(socket) }
+
+    /// The socket path for a `--socket` option: it, then the environment, then the default.
+    static func socketPath(_ option: String?) -> String {
+        option ?? ProcessInfo.processInfo.environment["EVFLOW_SOCKET"] ?? "/run/evflow/evflowd.sock"
     }
 }
 
@@ -265,40 +268,14 @@ struct Record: ParsableCommand {
     func run() throws {
         if all { return try recordAll() }
         let device = self.device ?? ""
-        let started = SessionCapture.monotonicNow()
-        let timeUp = { duration.map { SessionCapture.monotonicNow() - started >= $0 } ?? false }
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
             Self.noteHiddenKeys(client)
-            let state = try client.request(Request(.state(device: device)))
-            guard case .state(let report, _) = state.message else { throw CtlFailure.protocolError("unexpected reply") }
-            let info = report.device
-            _ = try client.request(Request(.watch(WatchRequest(devices: [.id(info.id)], stream: .raw)),
-                                           tag: .string("evflowctl-record")))
-            FileHandle.standardError.write(Data("recording \(info.name) (\(info.id)); Ctrl-C to stop\n".utf8))
-            installStopHandlers()
-            var events: [InputEvent] = []
-            var frames = 0
-            loop: while stopRequested == 0, count.map({ frames < $0 }) ?? true, !timeUp() {
-                let m: ServerMessage
-                switch try client.readMessage(timeoutMillis: 200) {
-                case .end: break loop
-                case .timedOut: continue
-                case .reply(let r): m = r.message
-                }
-                switch m {
-                case .frame(let f):
-                    events.append(contentsOf: f.frame.events)
-                    events.append(InputEvent(time: f.frame.time, type: EventType.syn, code: SynCode.report, value: 0))
-                    frames += 1
-                case .device(.removed):
-                    break loop
-                case .close:
-                    break loop
-                default:
-                    continue
-                }
+            let capture = try RawCapture.run(client, device: device, tag: "evflowctl-record", count: count, duration: duration) {
+                FileHandle.standardError.write(Data("recording \($0.name) (\($0.id)); Ctrl-C to stop\n".utf8))
             }
+            let (info, frames) = (capture.info, capture.frames)
+            var events = capture.events
             // Times relative to the first event, as evemu-record writes them.
             let origin = events.first?.time ?? 0
             for i in events.indices { events[i].time -= origin }

@@ -78,6 +78,14 @@ let keyboard: DeviceInfo = {
     @Test func controlCharactersAreEscaped() {
         #expect(JSON.string("a\u{1}\n\"\\").text == #""a\u0001\n\"\\""#)
     }
+
+    /// The bridge had its own writer, which escaped DEL (0x7f) as `\u007f` where the socket
+    /// (JSONWriter) sends it as is: the same device name came out as two different strings.
+    @Test func namesAreEscapedExactlyAsTheSocketEscapesThem() {
+        let name = "Evil\u{7f}\u{1b}[2J\u{0}é\"\\\t"
+        #expect(JSON.string(name).bytes == JSONWriter.encodedString(name))
+        #expect(JSON.object([("name", .string(name))]).text == "{\"name\":" + String(decoding: JSONWriter.encodedString(name), as: UTF8.self) + "}")
+    }
 }
 
 @Suite(.ownLiveResources) struct DiscoveryTests {

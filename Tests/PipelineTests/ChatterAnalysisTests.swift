@@ -81,33 +81,6 @@ import Testing
         #expect(touch.holds.counts == Self.buckets([0: 2]))
     }
 
-    /// The synthetic device's events as frames at their times.
-    static func syntheticFrames() -> [InputFrame] {
-        var events = Self.events(C.code("KEY_C"), (0..<5).flatMap { i -> [(Int32, Int64)] in
-            let t = Int64(200_000 + i * 1000)
-            return [(1, t), (0, t + 100), (1, t + 120), (0, t + 122)]
-        })
-        events.sort { $0.time < $1.time }
-        return ChatterAnalysis.completeFrames(events)
-    }
-
-    @Test("--config-out: the snippet parses, and replayed through the pipeline leaves 0 bounces where the default left 5")
-    func configSnippetProvesItself() throws {
-        let report = Self.analyzeSynthetic()
-        let yaml = report.configSnippet()
-        #expect(yaml.contains("  - match: { id: \"1234:5678\", name: \"Synthetic\" }\n"))
-        #expect(yaml.contains("      KEY_C: { window: 21ms, spurious: auto }\n"))
-        let config = try FilterConfig.parse(yaml: yaml)
-        let settings = config.settings(for: Self.info)
-        #expect(settings.keys[C.code("KEY_C")] == .chatter(window: 21 * ms, spurious: .auto, spuriousWindow: 12 * ms))
-        let frames = Self.syntheticFrames()
-        func presses(_ s: DeviceFilterSettings) -> Int {
-            runFilter(s, frames).values(EventType.key, C.code("KEY_C")).split(separator: " ").filter { $0.hasPrefix("1@") }.count
-        }
-        #expect(presses(FilterConfig().settings(for: Self.info)) == 10)   // 5 extra clicks
-        #expect(presses(settings) == 5)                                    // one per real press
-    }
-
     @Test("edges with equal timestamps are paired by order; events after the last SYN_REPORT are ignored")
     func equalTimesAndTrailingEvents() {
         var events = Self.events(C.KEY_A, [(1, 0), (0, 50), (1, 50), (0, 100)])
@@ -117,43 +90,6 @@ import Testing
         #expect(code.gaps.counts == Self.buckets([0: 1]))   // 50 → 50: a gap of 0
         #expect(code.holds.counts == Self.buckets([10: 2]))
         #expect(code.shortestGap == 0)
-    }
-
-    @Test("text report: counts, non-empty buckets, outcomes, suggestion with its reasoning")
-    func textReport() {
-        let text = Self.analyzeSynthetic().renderText()
-        #expect(text.hasPrefix("Chatter analysis: release→press gaps and press→release holds under 100ms, 5 ms buckets\n"))
-        #expect(text.contains("\nSynthetic (\(Self.info.id.rawValue))\n"))
-        #expect(text.contains("  BTN_LEFT: 200 presses, 200 releases, 0 repeats\n"))
-        let bars = ["      0–5ms     36 ", "      5–10ms    40 ", "      10–15ms   24 "]
-            .enumerated().map { $0.element + String(repeating: "#", count: [27, 30, 18][$0.offset]) + "\n" }
-        #expect(text.contains("    release→press: 100 under 100ms, shortest 1ms\n" + bars.joined()))
-        #expect(text.contains("    with the default: 5 bounce(s) left, 0 of 5 real press(es) lost\n"
-            + "    with the suggestion: 0 bounce(s) left, 0 of 5 real press(es) lost\n"
-            + "    suggested: window 21ms, spurious auto — the default leaves 5 bounce(s)"))
-        #expect(text.contains("  KEY_B: 1 presses, 1 releases, 0 repeats\n    release→press: none under 100ms\n"))
-        #expect(text.contains("  BTN_TOUCH: 2 presses, 2 releases, 0 repeats\n"))
-        #expect(text.contains("    no suggestion — touch/tool contact"))
-    }
-
-    @Test("JSON form parses and carries the numbers")
-    func jsonForm() throws {
-        let json = Self.analyzeSynthetic().renderJSON()
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        #expect(object["threshold_ns"] as? Int == 100_000_000)
-        #expect(object["bucket_ns"] as? Int == 5_000_000)
-        let codes = try #require(object["codes"] as? [[String: Any]])
-        #expect(codes.count == 5)
-        #expect(codes[1]["code"] as? String == "KEY_C")
-        #expect(codes[1]["suggested_window_ns"] as? Int == 21_000_000)
-        #expect(codes[1]["suggested_spurious"] as? String == "auto")
-        #expect(codes[1]["default_remaining_bounces"] as? Int == 5)
-        #expect(codes[1]["suggested_remaining_bounces"] as? Int == 0)
-        #expect(codes[1]["suggested_lost_presses"] as? Int == 0)
-        #expect(codes[3]["gaps"] as? [Int] == Self.buckets([0: 36, 1: 40, 2: 24]))
-        #expect(codes[4]["suggested_window_ns"] is NSNull)
-        #expect(codes[0]["shortest_gap_ns"] as? Int == 2_000_000)
-        #expect(codes[0]["closest_double_click_ns"] as? Int == 70_000_000)
     }
 
     /// The numbers of real recordings, pinned; checked against an independent count of the
@@ -216,7 +152,7 @@ import Testing
     }
 
     @Test("idle swing, suggestion, and the real filter's deliveries at rest with the fuzz and the suggestion")
-    func stick() throws {
+    func stick() {
         let axes = AxisNoiseAnalysis.analyze([(info: Self.stick, events: Self.events())])
         #expect(axes.map(\.code) == ["ABS_X", "ABS_Y"])
         let x = axes[0]
@@ -226,14 +162,6 @@ import Testing
         #expect(x.idleDeliveredWithSuggestion == 0)  // the suggestion hides it
         let y = axes[1]
         #expect(y.idleSwing == 3 && y.suggestedHysteresis == 4 && y.idleDeliveredWithFuzz == 0)
-        let text = AxisNoiseAnalysis.renderText(axes)
-        #expect(text.contains("    suggested hysteresis: 12 (the stick swings more than its fuzz at rest)\n"))
-        #expect(text.contains("    suggested hysteresis: fuzz (4) already covers it\n"))
-        // --config-out carries the axis whose fuzz is not enough, and parses.
-        let yaml = ChatterAnalysis.analyze([]).configSnippet(axes: axes)
-        #expect(yaml.contains("      ABS_X: { hysteresis: 12 }\n") && !yaml.contains("ABS_Y"))
-        let settings = try FilterConfig.parse(yaml: yaml).settings(for: Self.stick)
-        #expect(settings.absolute[C.ABS_X] == .absolute(hysteresis: 12, minInterval: 0))
     }
 }
 

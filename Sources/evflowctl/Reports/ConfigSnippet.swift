@@ -1,0 +1,46 @@
+import Foundation
+import Pipeline
+
+extension ChatterReport {
+    /// The suggestions as a configuration file (`--config-out`): one rule per device,
+    /// matched by vendor:product and name, with a `codes:` entry per key or button that has a
+    /// suggestion, and per absolute axis (`axes`, from `--axes`) whose suggested hysteresis
+    /// exceeds its fuzz. `FilterConfig.parse` accepts it.
+    func configSnippet(axes: [AxisNoiseAnalysis.AxisReport] = []) -> String {
+        var out = "# written by evflowctl analyze: per code, the debounce that left no bounce and lost no press\n"
+        out += "version: 1\n"
+        struct Entry { var deviceID, deviceName, line: String; var vendor, product: UInt16 }
+        var entries: [Entry] = []
+        for c in codes {
+            guard let w = c.suggestedWindow, let mode = c.suggestedSpurious else { continue }
+            let text = w % 1_000_000 == 0 ? "\(w / 1_000_000)ms" : "\(w / 1000)us"
+            entries.append(Entry(deviceID: c.deviceID, deviceName: c.deviceName,
+                                 line: "\(c.code): { window: \(text), spurious: \(mode.rawValue) }",
+                                 vendor: c.vendor, product: c.product))
+        }
+        for a in axes where a.suggestedHysteresis > a.fuzz {
+            entries.append(Entry(deviceID: a.deviceID, deviceName: a.deviceName,
+                                 line: "\(a.code): { hysteresis: \(a.suggestedHysteresis) }", vendor: a.vendor, product: a.product))
+        }
+        var devices: [(String, [Entry])] = []
+        for e in entries {
+            if let i = devices.firstIndex(where: { $0.0 == e.deviceID }) { devices[i].1.append(e) } else { devices.append((e.deviceID, [e])) }
+        }
+        if devices.isEmpty { return out }
+        out += "devices:\n"
+        func hex(_ v: UInt16) -> String {
+            let h = String(v, radix: 16)
+            return String(repeating: "0", count: 4 - h.count) + h
+        }
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        for (_, list) in devices {
+            let first = list[0]
+            out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(quoted(first.deviceName)) }\n"
+            out += "    codes:\n"
+            for e in list { out += "      \(e.line)\n" }
+        }
+        return out
+    }
+}
