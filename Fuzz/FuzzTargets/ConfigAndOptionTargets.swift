@@ -152,7 +152,7 @@ extension FuzzTarget {
     /// window) flow until the hub stops — without trapping.
     func checkReload(_ config: FilterConfig, what: String) throws(InvariantFailure) {
         let scheduler = VirtualTimeScheduler(initialClock: 1_000_000_000)
-        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
         let devices = PublishSubject<DeviceStream>()
         let running = hub.run(devices.asObservable())
         scheduler.advance(by: .zero)
