@@ -43,6 +43,9 @@ public final class DeviceHub: @unchecked Sendable {
         let spuriousCodes = PosixLocked<[UInt16]>([])
         let sequence: Int
         var closed = false
+        /// Completes the device's inner sequence in `run`'s merge; set when it is subscribed,
+        /// taken (and called) by `close`.
+        var completeInner: (() -> Void)?
 
         init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int) {
             self.info = info
@@ -174,6 +177,7 @@ public final class DeviceHub: @unchecked Sendable {
                 }
             }
             let session = open(info)
+            session.completeInner = { observer.onCompleted() }
             let slot = session.slot
             let raw = session.raw
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
@@ -230,7 +234,7 @@ public final class DeviceHub: @unchecked Sendable {
     }
 
     /// Ends a session once: the filter stage is disposed, the slot leaves the store, the
-    /// watchers' streams complete.
+    /// watchers' streams complete, and so does the device's inner sequence in `run`'s merge.
     private func close(_ session: Session) {
         if session.closed { return }
         session.closed = true
@@ -246,6 +250,13 @@ public final class DeviceHub: @unchecked Sendable {
         session.filtered.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
+        // A session closed by a newer one of the same id (a re-plug) has an inner sequence
+        // nothing else ends: left running, its merge entry kept the session (slot, subjects)
+        // until the hub stopped (issue #25). When the close came from that sequence's own end
+        // or disposal, this completion is ignored.
+        let completeInner = session.completeInner
+        session.completeInner = nil
+        completeInner?()
     }
 
     private func announce(_ stream: DeviceStream) {

@@ -149,6 +149,27 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("issue #25: a re-plugged device's stale session returns its resources at once, while the hub runs (its inner sequence completes), not when the hub stops")
+    func staleSessionIsReleasedWhileTheHubRuns() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            let first = PublishSubject<InputFrame>(), second = PublishSubject<InputFrame>()
+            let idle = LiveResources.owned   // the hub running, no device
+            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: first.asObservable()))
+            let oneSession = LiveResources.owned - idle
+            #expect(oneSession > 0)
+            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: second.asObservable()))
+            #expect(rig.hub.deviceCount == 1)
+            #expect(LiveResources.owned - idle == oneSession, "the stale session's resources are gone, the new one's live")
+            second.onCompleted()
+            #expect(rig.hub.deviceCount == 0)
+            #expect(LiveResources.owned == idle, "back to the running hub's baseline before it stops")
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("an inaccessible device is listed while its stream lives and announced to watchers, whose stream ends with it; it leaves no session")
     func inaccessibleStream() {
         let baseline = LiveResources.owned
