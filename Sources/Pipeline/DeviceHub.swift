@@ -72,6 +72,8 @@ public final class DeviceHub: @unchecked Sendable {
         var watchers: [UInt64: Watcher] = [:]
         var nextWatcher: UInt64 = 0
         var nextSequence = 0
+        /// Whether a watcher ever started.
+        var watched = false
     }
 
     /// What `streams(raw:)` delivers.
@@ -100,6 +102,8 @@ public final class DeviceHub: @unchecked Sendable {
     private let inaccessibleDevices = PosixLocked<[DeviceID: (info: DeviceInfo, reason: String)]>([:])
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
+    /// `true` once the first watcher has started: sent once, by the thread that registered it.
+    private let watchedSubject = BehaviorSubject<Bool>(value: false)
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock` (`monotonic` for live devices).
@@ -131,6 +135,12 @@ public final class DeviceHub: @unchecked Sendable {
     /// The number of open devices each time it changes (a device opened or closed), on the
     /// hub's scheduler: what lets the daemon update its systemd status without polling.
     public var deviceCountChanges: Observable<Int> { deviceCountSubject.asObservable() }
+
+    /// Emits once when the first watcher starts (`streams(raw:)` subscribed), on its thread
+    /// and in the middle of its subscription (the watcher may not be ready for frames yet);
+    /// at once for a later subscriber. A replay can wait for it to start its clock, so the
+    /// first watcher sees the first frames.
+    public var firstWatcher: Observable<Void> { watchedSubject.filter { $0 }.take(1).map { _ in () } }
 
     /// The open devices, in the order they were added.
     public var devices: [DeviceInfo] { store.devices }
@@ -280,12 +290,14 @@ public final class DeviceHub: @unchecked Sendable {
                     observer.onCompleted()
                     return Disposables.create()
                 }
-                let (id, present) = registry.withLock { r -> (UInt64, [Session]) in
+                let (id, present, first) = registry.withLock { r -> (UInt64, [Session], Bool) in
                     r.nextWatcher += 1
                     r.watchers[r.nextWatcher] = Watcher(raw: raw, observer: later)
-                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence })
+                    defer { r.watched = true }
+                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence }, !r.watched)
                 }
                 observer.onNext(.present(present.map { $0.stream(raw: raw) }))
+                if first { watchedSubject.onNext(true) }
                 return Disposables.create { [weak self] in
                     _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
                 }

@@ -170,6 +170,29 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("firstWatcher: once, when the first watcher starts (during its subscription), at once for a later subscriber; not for later watchers")
+    func firstWatcherSignalsOnce() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            rig.plug(Self.keyboard)
+            var log: [String] = []
+            let signal = rig.hub.firstWatcher.subscribe(onNext: { log.append("first watcher") })
+            #expect(log.isEmpty)
+            let watch = rig.hub.streams().subscribe(onNext: { update in
+                if case .present(let streams) = update { log.append("present \(streams.count)") }
+            })
+            #expect(log.sorted() == ["first watcher", "present 1"])
+            let second = rig.hub.streams().subscribe(onNext: { _ in })
+            var late = 0
+            let lateSignal = rig.hub.firstWatcher.subscribe(onNext: { late += 1 })
+            #expect(log.count == 2 && late == 1)
+            for d in [signal, watch, second, lateSignal] { d.dispose() }
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("an inaccessible device is listed while its stream lives and announced to watchers, whose stream ends with it; it leaves no session")
     func inaccessibleStream() {
         let baseline = LiveResources.owned
