@@ -44,10 +44,12 @@ enum GlobalExecutor {
     /// and, idle or not, one more epoll set.
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
-    /// Installs the hook; call once, first thing in `main`, before any task exists.
+    /// Installs the hook; call once, in `main`, before any task exists.
     /// Returns false if a hook was set already (someone else took the executor over).
     static func installNIOEventLoops() -> Bool {
         guard swift_task_enqueueGlobal_hook == nil else { return false }
+        // `GlobalExecutor.` spelled out: an implicit `Self` in a thin closure crashes swiftc
+        // 6.3 (its SendNonSendable pass).
         let hook: Hook = { job, _ in GlobalExecutor.enqueue(job) }
         precondition(MemoryLayout<Hook>.size == MemoryLayout<UnsafeMutableRawPointer>.size,
                      "a thin function is one pointer")
