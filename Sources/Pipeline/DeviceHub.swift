@@ -43,6 +43,9 @@ public final class DeviceHub: @unchecked Sendable {
         let spuriousCodes = PosixLocked<[UInt16]>([])
         let sequence: Int
         var closed = false
+        /// Completes the device's inner sequence in `run`'s merge; set when it is subscribed,
+        /// taken (and called) by `close`.
+        var completeInner: (() -> Void)?
 
         init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int) {
             self.info = info
@@ -81,6 +84,8 @@ public final class DeviceHub: @unchecked Sendable {
         var watchers: [UInt64: Watcher] = [:]
         var nextWatcher: UInt64 = 0
         var nextSequence = 0
+        /// Whether a watcher ever started.
+        var watched = false
     }
 
     /// What `streams(raw:)` delivers.
@@ -112,6 +117,8 @@ public final class DeviceHub: @unchecked Sendable {
     private let inaccessibleDevices = PosixLocked(InaccessibleDevices())
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
+    /// `true` once the first watcher has started: sent once, by the thread that registered it.
+    private let watchedSubject = BehaviorSubject<Bool>(value: false)
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
@@ -144,6 +151,12 @@ public final class DeviceHub: @unchecked Sendable {
     /// The number of open devices each time it changes (a device opened or closed), on the
     /// hub's scheduler: what lets the daemon update its systemd status without polling.
     public var deviceCountChanges: Observable<Int> { deviceCountSubject.asObservable() }
+
+    /// Emits once when the first watcher starts (`streams(raw:)` subscribed), on its thread
+    /// and in the middle of its subscription (the watcher may not be ready for frames yet);
+    /// at once for a later subscriber. A replay can wait for it to start its clock, so the
+    /// first watcher sees the first frames.
+    public var firstWatcher: Observable<Void> { watchedSubject.filter { $0 }.take(1).map { _ in () } }
 
     /// The open devices, in the order they were added.
     public var devices: [DeviceInfo] { store.devices }
@@ -191,6 +204,7 @@ public final class DeviceHub: @unchecked Sendable {
                 }
             }
             let session = open(info)
+            session.completeInner = { observer.onCompleted() }
             let slot = session.slot
             let raw = session.raw
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
@@ -246,7 +260,7 @@ public final class DeviceHub: @unchecked Sendable {
     }
 
     /// Ends a session once: the filter stage is disposed, the slot leaves the store, the
-    /// watchers' streams complete.
+    /// watchers' streams complete, and so does the device's inner sequence in `run`'s merge.
     private func close(_ session: Session) {
         if session.closed { return }
         session.closed = true
@@ -262,6 +276,13 @@ public final class DeviceHub: @unchecked Sendable {
         session.filtered.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
+        // A session closed by a newer one of the same id (a re-plug) has an inner sequence
+        // nothing else ends: left running, its merge entry kept the session (slot, subjects)
+        // until the hub stopped (issue #25). When the close came from that sequence's own end
+        // or disposal, this completion is ignored.
+        let completeInner = session.completeInner
+        session.completeInner = nil
+        completeInner?()
     }
 
     private func announce(_ stream: DeviceStream) {
@@ -285,12 +306,14 @@ public final class DeviceHub: @unchecked Sendable {
                     observer.onCompleted()
                     return Disposables.create()
                 }
-                let (id, present) = registry.withLock { r -> (UInt64, [Session]) in
+                let (id, present, first) = registry.withLock { r -> (UInt64, [Session], Bool) in
                     r.nextWatcher += 1
                     r.watchers[r.nextWatcher] = Watcher(raw: raw, observer: later)
-                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence })
+                    defer { r.watched = true }
+                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence }, !r.watched)
                 }
                 observer.onNext(.present(present.map { $0.stream(raw: raw) }))
+                if first { watchedSubject.onNext(true) }
                 return Disposables.create { [weak self] in
                     _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
                 }

@@ -243,6 +243,11 @@ public final class ReplaySource: @unchecked Sendable {
     /// Emits `true` once the replay has played everything (never, when looping).
     public var isFinished: Observable<Bool> { player.finished.asObservable() }
 
+    /// Emits once, on the scheduler, when the replay has begun and delivered what is due at
+    /// its start (the devices present at time 0, added; at once for a late subscriber): the
+    /// moment its input is ready.
+    public var hasStarted: Observable<Void> { player.started.filter { $0 }.take(1).map { _ in () } }
+
     /// The steps played in order on the scheduler, one timer slot for the whole replay.
     ///
     /// Touched only on the scheduler (`begin`, `stop`, timer fires), one call at a time, as a
@@ -259,6 +264,7 @@ public final class ReplaySource: @unchecked Sendable {
         let loopGap: Int64
         let streams = PublishSubject<DeviceStream>()
         let finished = BehaviorSubject<Bool>(value: false)
+        let started = BehaviorSubject<Bool>(value: false)
         /// One subject per device and pass (a looping replay re-adds devices with fresh
         /// streams); replaced right before the device's stream is announced.
         @exclusivity(unchecked) private var subjects: [PublishSubject<InputFrame>]
@@ -295,6 +301,7 @@ public final class ReplaySource: @unchecked Sendable {
             // Strong: see `ReplaySource.player`; `stop` and the end of the replay invalidate it.
             timer = scheduler.makeTimer { token in self.fire(token) }
             run()
+            started.onNext(true)
         }
 
         func stop() {

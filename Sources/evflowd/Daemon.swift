@@ -142,20 +142,37 @@ struct InputService: Service {
         })
         let failure = Mutex<(any Error)?>(nil)
         let stop = Latch()   // opened by a failure of the source, or at shutdown
+        // The device count when the input became ready, read on the input thread then (read
+        // later, from here, it raced the replay's start: 0 or 1 for the same file).
+        let enumerated = Latch()
+        let present = Atomic<Int>(0)
+        let hub = self.hub
+        let sourceReady = source.ready?.take(1).subscribe(onNext: {
+            present.store(hub.deviceCount, ordering: .relaxed)
+            enumerated.open()
+        })
         let subscription = hub.run(source.devices, onError: { error in
             failure.withLock { $0 = error }
             stop.open()
+            enumerated.open()
         })
         // The hub subscribes the source on the input scheduler, which enumerates there: a job
         // scheduled after it runs once the present devices are known (or the source failed).
-        let enumerated = Latch()
-        scheduler.schedule { enumerated.open() }
+        // A replay announces its first devices one job later, and says when (`ready`).
+        if sourceReady == nil {
+            scheduler.schedule {
+                present.store(hub.deviceCount, ordering: .relaxed)
+                enumerated.open()
+            }
+        }
         await enumerated.opened()
+        sourceReady?.dispose()
         if let error = failure.withLock({ $0 }) {
             notices.dispose()
             throw StartupError.input("input source failed: \(error)")
         }
-        logger.info("input ready: \(hub.deviceCount) devices")
+        let count = present.load(ordering: .relaxed)
+        logger.info("input ready: \(count) device\(count == 1 ? "" : "s")\(source.readyNote)")
         ready.open()
         // Until shutdown, or until the source fails.
         await cancelWhenGracefulShutdown {
@@ -313,6 +330,12 @@ struct SystemdService: Service {
 }
 
 /// SIGHUP: reload the configuration without losing device state.
+///
+/// The file is read on a thread of its own: reading can block (a FIFO at the path blocks in
+/// open() until a writer comes), and a reload in progress must not hold up shutdown — the
+/// service stops waiting for the read at graceful shutdown (or cancellation), and a read that
+/// is still blocked ends with the process. A SIGHUP that came before the service was up
+/// (`EarlySIGHUP`) is honoured with one reload once it is.
 struct ReloadService: Service {
     let hub: DeviceHub
     let configPath: String?
@@ -320,18 +343,87 @@ struct ReloadService: Service {
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
+        // Trapped from here on; one that came since start was only noted.
+        if EarlySIGHUP.take() { await reload(early: true) }
         for await _ in signals.cancelOnGracefulShutdown() {
-            let notifier = SystemdNotifier()
-            _ = try? notifier.reloading()
-            do {
-                let config = try DaemonBuilder.loadConfig(configPath)
-                hub.reload(config)
-                logger.info("configuration reloaded\(configPath.map { " from \($0)" } ?? "")")
-            } catch {
-                // Typed (`StartupError` only): no failure of a reload can end the service group.
-                logger.error("reload failed, keeping the previous configuration: \(error.message)")
-            }
-            _ = try? notifier.ready()
+            await reload(early: false)
+            if Task.isShuttingDownGracefully { break }
         }
     }
+
+    private func reload(early: Bool) async {
+        let notifier = SystemdNotifier()
+        _ = try? notifier.reloading()
+        let path = configPath
+        let outcome = PosixLocked<Result<FilterConfig, StartupError>?>(nil)
+        let read = Latch()
+        let started = Self.detachedThread {
+            outcome.withLock { $0 = Result { try DaemonBuilder.loadConfig(path) } }
+            read.open()
+        }
+        if !started {
+            logger.error("reload failed, keeping the previous configuration: no thread to read it on")
+            _ = try? notifier.ready()
+            return
+        }
+        guard await cancelWhenGracefulShutdown({ await read.wait() }) else {
+            logger.notice("reload abandoned: shutting down while \(path ?? "the configuration") was being read")
+            return
+        }
+        switch outcome.withLock({ $0 }) {
+        case .success(let config):
+            hub.reload(config)
+            logger.info("configuration reloaded\(path.map { " from \($0)" } ?? "")\(early ? " (SIGHUP during start-up)" : "")")
+        case .failure(let error):
+            // Typed (`StartupError` only): no failure of a reload can end the service group.
+            logger.error("reload failed, keeping the previous configuration: \(error.message)")
+        case nil:
+            break
+        }
+        _ = try? notifier.ready()
+    }
+
+    /// Runs `body` on a new detached thread; false if no thread could be started.
+    private static func detachedThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        var handle = pthread_t()
+        let rc = pthread_create(&handle, nil, { raw in
+            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box.toOpaque())
+        if rc != 0 {
+            box.release()
+            return false
+        }
+        pthread_detach(handle)
+        return true
+    }
+
+    private final class ThreadBody: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}
+
+/// SIGHUP before the reload service traps it. Its default action ends the process (exit
+/// 129), so `install()` runs first thing in `main`: from then on a SIGHUP only sets a flag,
+/// which the reload service takes once it is up, and reloads once (the configuration read at
+/// start may be older than the file the SIGHUP was about).
+enum EarlySIGHUP {
+    private static let seen = Atomic<Bool>(false)
+
+    /// Installs the flag-setting handler (an atomic store: async-signal-safe).
+    static func install() {
+        // The flag's lazy initialisation (swift_once) must not be the handler's first access:
+        // it is not async-signal-safe.
+        _ = seen.load(ordering: .relaxed)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in EarlySIGHUP.seen.store(true, ordering: .relaxed) }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGHUP, &action, nil)
+    }
+
+    /// Whether a SIGHUP came since `install()`; clears the flag.
+    static func take() -> Bool { seen.exchange(false, ordering: .relaxed) }
 }

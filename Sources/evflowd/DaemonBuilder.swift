@@ -26,6 +26,8 @@ struct DaemonOptions: Sendable {
     var descriptionPath: String? = nil
     /// Remove a finished replay's devices (`--remove-at-end`); by default they stay present.
     var removeAtEnd = false
+    /// Start the replay when the first client starts a WATCH (`--wait-for-watch`).
+    var waitForWatch = false
     var configPath: String?
     var socketPath: String
     var socketGroup: String?
@@ -55,9 +57,15 @@ struct StartupError: Error {
 /// Where the devices come from: udev + evdev, or recordings.
 struct InputSource: Sendable {
     let description: String
-    let devices: Observable<DeviceStream>
+    var devices: Observable<DeviceStream>
     /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
+    /// Emits once (on the input scheduler) when the source's first devices are announced; nil
+    /// when they are by the time the subscription's job on the input scheduler has run (udev
+    /// enumerates there).
+    var ready: Observable<Void>? = nil
+    /// Said after the device count when the input is ready (e.g. what a replay waits for).
+    var readyNote = ""
     /// The live source's counters for `METRICS` (nil for a replay).
     var statistics: (@Sendable () -> SourceStatistics)? = nil
 }
@@ -88,10 +96,29 @@ struct DaemonBuilder {
         } catch {
             throw StartupError.input("input thread: \(error)")
         }
-        let source = try makeSource(scheduler: scheduler)
+        var source = try makeSource(scheduler: scheduler)
         let replaying = options.demo || !options.replay.isEmpty
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler,
                             latencyClock: replaying ? .replay : .monotonic)
+        if replaying && options.waitForWatch {
+            // The replay's clock starts with the first WATCH, so that watcher sees the first
+            // frames (a replay that starts with the daemon plays before anyone can connect).
+            // The watch registers in the middle of its subscription on the server's event
+            // loop: the replay is subscribed by the loop's next job, once the watch is
+            // complete, or its first devices could come while the watch is not yet ready to
+            // take their frames.
+            let devices = source.devices
+            let loop = GlobalExecutor.group.next()
+            source.devices = hub.firstWatcher.take(1).flatMap { _ in
+                Observable<DeviceStream>.create { observer in
+                    let subscription = SingleAssignmentDisposable()
+                    loop.execute { subscription.setDisposable(devices.subscribe(observer)) }
+                    return subscription
+                }
+            }
+            source.ready = nil
+            source.readyNote = " (the replay starts with the first WATCH)"
+        }
 
         var serverConfig = StateServerConfiguration(socketPath: options.socketPath, release: Evflowd.release)
         serverConfig.maxClients = options.maxClients
@@ -114,7 +141,7 @@ struct DaemonBuilder {
             throw StartupError.unavailable("socket activation: \(error)")
         }
         let server = StateServer(configuration: serverConfig, hub: hub, logger: logger,
-                                 sourceStatistics: source.statistics)
+                                 eventLoopGroup: GlobalExecutor.group, sourceStatistics: source.statistics)
         return Daemon(logger: logger, options: options, source: source, hub: hub, server: server,
                       inputScheduler: scheduler)
     }
@@ -163,7 +190,7 @@ struct DaemonBuilder {
             }
             let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
             return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
-                               devices: replay.devices, retain: replay)
+                               devices: replay.devices, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
         return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor,

@@ -54,6 +54,9 @@ struct Evflowd: ParsableCommand {
     @Flag(name: .customLong("remove-at-end"), help: "Remove a replay's devices when it ends (by default they stay present, final state queryable, until evflowd stops).")
     var removeAtEnd = false
 
+    @Flag(name: .customLong("wait-for-watch"), help: "Start the replay when the first client starts a WATCH, so it sees the first frames (devices appear then too).")
+    var waitForWatch = false
+
     @Option(name: .long, help: "Noise-filter configuration (YAML, see docs/configuration.md).")
     var config: String?
 
@@ -93,7 +96,15 @@ struct Evflowd: ParsableCommand {
     mutating func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if demo && !replay.isEmpty { throw ValidationError("--demo and --replay exclude each other") }
+        if waitForWatch && !demo && replay.isEmpty { throw ValidationError("--wait-for-watch needs --replay or --demo") }
         if descriptionPath != nil && replay.count != 1 { throw ValidationError("--desc needs exactly one --replay file") }
+    }
+
+    /// Before anything else, argument parsing included: SIGHUP's default action would end the
+    /// daemon until the reload service traps it (issue #25).
+    static func main() {
+        EarlySIGHUP.install()
+        main(nil)
     }
 
     func run() throws {
@@ -134,6 +145,7 @@ struct Evflowd: ParsableCommand {
         options.descriptionPath = descriptionPath
         options.removeAtEnd = removeAtEnd
         options.keysGroups = keysGroups
+        options.waitForWatch = waitForWatch
         do {
             if checkConfig {
                 _ = try DaemonBuilder.loadConfig(options.configPath)

@@ -149,6 +149,50 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("issue #25: a re-plugged device's stale session returns its resources at once, while the hub runs (its inner sequence completes), not when the hub stops")
+    func staleSessionIsReleasedWhileTheHubRuns() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            let first = PublishSubject<InputFrame>(), second = PublishSubject<InputFrame>()
+            let idle = LiveResources.owned   // the hub running, no device
+            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: first.asObservable()))
+            let oneSession = LiveResources.owned - idle
+            #expect(oneSession > 0)
+            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: second.asObservable()))
+            #expect(rig.hub.deviceCount == 1)
+            #expect(LiveResources.owned - idle == oneSession, "the stale session's resources are gone, the new one's live")
+            second.onCompleted()
+            #expect(rig.hub.deviceCount == 0)
+            #expect(LiveResources.owned == idle, "back to the running hub's baseline before it stops")
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("firstWatcher: once, when the first watcher starts (during its subscription), at once for a later subscriber; not for later watchers")
+    func firstWatcherSignalsOnce() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            rig.plug(Self.keyboard)
+            var log: [String] = []
+            let signal = rig.hub.firstWatcher.subscribe(onNext: { log.append("first watcher") })
+            #expect(log.isEmpty)
+            let watch = rig.hub.streams().subscribe(onNext: { update in
+                if case .present(let streams) = update { log.append("present \(streams.count)") }
+            })
+            #expect(log.sorted() == ["first watcher", "present 1"])
+            let second = rig.hub.streams().subscribe(onNext: { _ in })
+            var late = 0
+            let lateSignal = rig.hub.firstWatcher.subscribe(onNext: { late += 1 })
+            #expect(log.count == 2 && late == 1)
+            for d in [signal, watch, second, lateSignal] { d.dispose() }
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("an inaccessible device is listed while its stream lives and announced to watchers, whose stream ends with it; it leaves no session")
     func inaccessibleStream() {
         let baseline = LiveResources.owned

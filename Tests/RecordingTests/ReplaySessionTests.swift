@@ -85,6 +85,25 @@ struct ReplaySessionTests {
         #expect(!scheduler.hasPendingWork, "the replay's timer is not armed any more")
     }
 
+    @Test("hasStarted: once, on the scheduler, after the devices due at the start are added (what made evflowd's 'input ready: N devices' say 0 or 1 for one file, issue #25); at once for a late subscriber")
+    func hasStartedComesAfterTheFirstDevices() {
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(sessions: [Self.session()], scheduler: scheduler, removeAtEnd: false)
+        var log: [String] = []
+        let started = replay.hasStarted.subscribe(onNext: { log.append("started") }, onCompleted: { log.append("done") })
+        let subscription = replay.devices.subscribe(onNext: { _ in log.append("\(scheduler.now / Self.ms) +") })
+        #expect(log.isEmpty, "the replay begins on the scheduler")
+        scheduler.advance(to: 10 * Self.ms)
+        #expect(log == ["0 +", "started", "done", "5 +"], "device a (at 0) before it, b (at 5 ms) after")
+        var late = 0
+        let again = replay.hasStarted.subscribe(onNext: { late += 1 })
+        #expect(late == 1)
+        started.dispose()
+        again.dispose()
+        subscription.dispose()
+        scheduler.run()
+    }
+
     @Test func aLoopingReplayAddsTheDevicesAgain() {
         let (log, _) = Self.play(removeAtEnd: false, stopAt: 150, loop: true)
         // 40 ms of session, then 100 ms gap: the second pass starts at 140 ms; stopping the

@@ -8,6 +8,9 @@ import Darwin
 /// `share` here (never on the event delivery path), and the package's other modules that run
 /// under ThreadSanitizer (the hub's registry, the state server's client outboxes).
 ///
+/// The rule: every lock in a module whose tests run under ThreadSanitizer (scripts/test:
+/// Reactive, InputDevices, Pipeline, StateServer) is a `PosixLocked`, never a `Mutex`.
+///
 /// Used instead of `Synchronization.Mutex` because ThreadSanitizer on Linux does not see the
 /// futex-based `Mutex` as synchronisation and reports every contended use as a data race
 /// (reproduced with a four-thread `Mutex<[Int: Int]>` program: a contended `Mutex` hands the

@@ -1,8 +1,7 @@
-import Synchronization
 
 /// Where `debug` writes its lines.
 public enum DebugOutput {
-    private static let storage = Mutex<@Sendable (String) -> Void>({ line in
+    private static let storage = PosixLocked<@Sendable (String) -> Void>({ line in
         FileHandleStandardError.write(line + "\n")
     })
 

@@ -3,7 +3,7 @@ import EvflowProtocol
 import InputModel
 import Pipeline
 import Prometheus
-import Synchronization
+import Reactive
 
 /// Counters of the input source that only the live source has (udev + evdev), for `METRICS`.
 /// A replay has none of these; its metrics leave them out.
@@ -63,7 +63,7 @@ struct MetricsSnapshot: Sendable {
 final class MetricsExporter: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let state = Mutex(State())
+    private let state = PosixLocked(State())
 
     /// One exported counter: its swift-metrics handle and the value it has been brought to.
     private struct Exported {

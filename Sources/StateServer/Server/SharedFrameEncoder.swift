@@ -1,6 +1,6 @@
 import EvflowProtocol
 import InputModel
-import Synchronization
+import Reactive
 
 /// What decides a `FRAME` message's bytes besides the frame: every client watching with the
 /// same stream, the same event selection and the same key visibility gets the same bytes for a
@@ -34,11 +34,11 @@ final class SharedFrameEncoder: Sendable {
         var encodes = 0
         var reuses = 0
     }
-    private let last: Mutex<Last>
+    private let last: PosixLocked<Last>
 
     init(shape: WatchShape, names: EventNameCache) {
         self.shape = shape
-        last = Mutex(Last(writer: MessageWriter(names: names, capacity: 1024)))
+        last = PosixLocked(Last(writer: MessageWriter(names: names, capacity: 1024)))
     }
 
     /// The `FRAME` message for `frame` (already reduced to the shape's selection) of `device`;
@@ -71,7 +71,7 @@ final class SharedFrameEncoders: Sendable {
     private struct Entry {
         weak var encoder: SharedFrameEncoder?
     }
-    private let table = Mutex<[WatchShape: Entry]>([:])
+    private let table = PosixLocked<[WatchShape: Entry]>([:])
     private let names: EventNameCache
 
     init(names: EventNameCache) {

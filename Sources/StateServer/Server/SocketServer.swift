@@ -40,23 +40,34 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
 public final class StateServer: Sendable {
     private let core: ServerCore
     private let group: MultiThreadedEventLoopGroup
+    /// Whether the server made `group` (and shuts it down) or was given it (and leaves it running).
+    private let ownsGroup: Bool
+    /// The group's loop that serves every client (one thread, whatever the group's size).
+    private let eventLoop: any EventLoop
     private let listener = PosixLocked<Channel?>(nil)
     private let state = PosixLocked<(started: Bool, stopped: Bool)>((false, false))
 
     /// A server for `hub`'s devices; nothing happens until `start()`. `sourceStatistics`
     /// gives the live source's counters to `METRICS` (called per scrape, from the server's thread).
+    /// It serves on one event loop of `eventLoopGroup` (evflowd passes the process's one group,
+    /// which also runs Swift concurrency, and which the server then leaves running at
+    /// `shutdown()`), or of a one-thread group of its own when nil.
     public convenience init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger,
+                            eventLoopGroup: MultiThreadedEventLoopGroup? = nil,
                             sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
         self.init(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: true,
-                  sourceStatistics: sourceStatistics)
+                  eventLoopGroup: eventLoopGroup, sourceStatistics: sourceStatistics)
     }
 
     /// For tests: a server that does not wave root and its own uid through the access lists.
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
+         eventLoopGroup: MultiThreadedEventLoopGroup? = nil,
          sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        ownsGroup = eventLoopGroup == nil
+        group = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = group.next()
         core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf,
-                          eventLoop: group.next(), sourceStatistics: sourceStatistics)
+                          eventLoop: eventLoop, sourceStatistics: sourceStatistics)
     }
 
     /// Clients connected and accepted now.
@@ -68,7 +79,7 @@ public final class StateServer: Sendable {
     /// Returns once a job has run on the server's event loop: proof that it is not stuck
     /// (the watchdog pings only after this and a round trip through the input thread).
     public func roundTrip() async throws {
-        try await group.next().submit {}.get()
+        try await eventLoop.submit {}.get()
     }
 
     /// Clients dropped because they could not keep up (`slow-consumer`).
@@ -88,7 +99,7 @@ public final class StateServer: Sendable {
         // What the clients' sessions build is counted in the starter's LiveResources scope
         // (a test's own; none in the daemon).
         let scope = LiveResources.scope
-        let bootstrap = ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.maxMessagesPerRead, value: 4)
             .childChannelInitializer { channel in
@@ -139,7 +150,7 @@ public final class StateServer: Sendable {
         }
         for f in closed { try? await f.get() }
         if core.configuration.listenFD == nil, channel != nil { unlink(core.configuration.socketPath) }
-        try? await group.shutdownGracefully()
+        if ownsGroup { try? await group.shutdownGracefully() }
     }
 
     /// Whether a server answers on `path` (then we must not unlink its socket).
