@@ -358,7 +358,7 @@ struct ReloadService: Service {
         let outcome = PosixLocked<Result<FilterConfig, StartupError>?>(nil)
         let read = Latch()
         let started = Self.detachedThread {
-            outcome.withLock { $0 = Result { try DaemonBuilder.loadConfig(path) } }
+            outcome.withLock { $0 = Result { () throws(StartupError) in try DaemonBuilder.loadConfig(path) } }
             read.open()
         }
         if !started {
