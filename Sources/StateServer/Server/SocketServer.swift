@@ -34,7 +34,7 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
 ///
 /// One event loop thread serves every client: requests are answered from lock-free store
 /// snapshots, and stream messages are encoded on the pipeline's threads and handed to the
-/// loop in batches (see `ClientConnection`), so neither the pipeline nor other clients ever
+/// loop in batches (see `ClientConnection` and `ClientOutbox`), so neither the pipeline nor other clients ever
 /// wait for one client's socket — at most for its outbox mutex, held only to append or swap
 /// a batch.
 public final class StateServer: Sendable {
@@ -171,42 +171,5 @@ public final class StateServer: Sendable {
         if chmod(path, mode_t(mode)) != 0 {
             throw StateServerError.socketSetup("chmod \(path)", errno: errno)
         }
-    }
-}
-
-/// Forwards a connection's NIO events to its `ClientConnection`.
-final class ClientChannelHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    private let client: ClientConnection
-    private let scope: LiveResources.Scope?
-
-    init(client: ClientConnection, scope: LiveResources.Scope?) {
-        self.client = client
-        self.scope = scope
-    }
-
-    /// Runs `body` in the server starter's `LiveResources` scope, if it had one.
-    private func counted(_ body: () -> Void) {
-        if let scope { LiveResources.$scope.withValue(scope, operation: body) } else { body() }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        counted { client.activate() }
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let buffer = unwrapInboundIn(data)
-        counted { buffer.withUnsafeReadableBytes { client.received($0) } }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        counted { client.inactive() }
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
     }
 }
