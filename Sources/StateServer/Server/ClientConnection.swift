@@ -64,6 +64,13 @@ final class ClientConnection: Sendable {
         /// A request is being answered asynchronously (`LATENCY`): later lines wait in the
         /// framer, so responses stay in request order.
         var answering = false
+        /// The channel holds more than its high water mark of unwritten bytes: requests wait
+        /// until it is below the low one.
+        var writable = true
+        /// A read was held back (`ClientChannelHandler.read`) and is owed once input is taken.
+        var readHeld = false
+        /// `processLines` is running (a writability change inside a flush must not re-enter it).
+        var processing = false
     }
     let loop: NIOLoopBoundBox<LoopState>
 
@@ -137,6 +144,7 @@ final class ClientConnection: Sendable {
         if !wasClosed { release() }
         loop.value.spare = []
         loop.value.outgoing = nil
+        loop.value.framer = LineFramer()
         if loop.value.accepted { core.unregister(self) }
     }
 
@@ -167,17 +175,61 @@ final class ClientConnection: Sendable {
         if loop.value.accepted { processLines() }
     }
 
+    // MARK: - Back-pressure (event loop)
+    //
+    // What one client can make the server hold is bounded: requests are taken from the channel
+    // only while the connection is admitted, no answer is pending (`LATENCY`, `METRICS`), every
+    // line already received is answered, and its replies are being written (the channel is
+    // writable). Otherwise the read is held, so the client's requests wait in the kernel's socket
+    // buffers and its `send` blocks. Held at most: one read cycle (`maxMessagesPerRead` reads of
+    // at most `maxReadSize` bytes) of request lines, an unfinished line (the line limit), and
+    // replies up to the outgoing-buffer limit (then the client is dropped as a slow consumer).
+
+    /// Largest buffer one read of a client's socket fills: request lines are at most 4 KiB.
+    static let maxReadSize = 16 * 1024
+    /// Reads per read cycle.
+    static let maxMessagesPerRead = 4
+
+    /// Whether the connection takes more request bytes now.
+    var acceptsInput: Bool {
+        loop.value.accepted && !loop.value.closed && !loop.value.answering && loop.value.writable
+            && !loop.value.framer.hasItems
+    }
+
+    /// The channel's read was held back (`ClientChannelHandler.read`).
+    func holdRead() {
+        loop.value.readHeld = true
+    }
+
+    /// Asks the channel for the read held back, if one was and input is taken again.
+    private func resumeReading() {
+        guard loop.value.readHeld, acceptsInput else { return }
+        loop.value.readHeld = false
+        channel.read()
+    }
+
+    /// The channel went above its high water mark of unwritten bytes (false) or back below the
+    /// low one (true): requests wait meanwhile.
+    func writabilityChanged(_ writable: Bool) {
+        loop.value.writable = writable
+        if writable { processLines() }
+    }
+
     /// Answers the complete request lines received, in order, until one is answered
-    /// asynchronously.
+    /// asynchronously or the replies are not being taken; then reads again if it may.
     func processLines() {
+        guard !loop.value.processing else { return }
+        loop.value.processing = true
         var spoke = false
         defer {
+            loop.value.processing = false
             // Watchers may stay silent for ever; anyone else gets the idle limit again.
             if spoke && !loop.value.closed {
                 if loop.value.watch == nil { armIdleTimer() } else { cancelIdleTimer() }
             }
+            resumeReading()
         }
-        while !loop.value.closed, !loop.value.answering, let item = loop.value.framer.next() {
+        while !loop.value.closed, !loop.value.answering, loop.value.writable, let item = loop.value.framer.next() {
             switch item {
             case .overlong:
                 loop.value.heardFrom = true

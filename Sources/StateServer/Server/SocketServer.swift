@@ -90,7 +90,11 @@ public final class StateServer: Sendable {
         let scope = LiveResources.scope
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
-            .childChannelOption(.maxMessagesPerRead, value: 4)
+            .childChannelOption(.maxMessagesPerRead, value: UInt(ClientConnection.maxMessagesPerRead))
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+                minimum: 64, initial: 2048, maximum: ClientConnection.maxReadSize))
+            // Requests wait while more than this is unwritten (see ClientConnection, back-pressure).
+            .childChannelOption(.writeBufferWaterMark, value: Self.waterMark(limit: config.outgoingBufferLimit))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let client = ClientConnection(number: core.makeNumber(), channel: channel, core: core)
@@ -140,6 +144,14 @@ public final class StateServer: Sendable {
         for f in closed { try? await f.get() }
         if core.configuration.listenFD == nil, channel != nil { unlink(core.configuration.socketPath) }
         try? await group.shutdownGracefully()
+    }
+
+    /// A client's requests wait while its channel holds more than `high` unwritten bytes, until
+    /// it is below `low`: at most half the outgoing-buffer limit (which drops the client), and at
+    /// most 64 KiB, so a client that reads its replies is paced, not dropped.
+    static func waterMark(limit: Int) -> ChannelOptions.Types.WriteBufferWaterMark {
+        let high = max(2, min(64 * 1024, limit / 2))
+        return .init(low: high / 2, high: high)
     }
 
     /// Whether a server answers on `path` (then we must not unlink its socket).
