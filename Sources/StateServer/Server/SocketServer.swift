@@ -19,6 +19,10 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
     case unknownGroup(String)
     /// `start()` was called twice.
     case alreadyStarted
+    /// The socket path does not fit in a `sockaddr_un`.
+    case socketPathTooLong(String, limit: Int)
+    /// Something other than a socket is at the socket path (it is left alone).
+    case notASocket(String)
 
     public var description: String {
         switch self {
@@ -26,6 +30,9 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
         case .socketSetup(let what, let e): return "\(what): \(String(cString: strerror(e)))"
         case .unknownGroup(let g): return "unknown group '\(g)'"
         case .alreadyStarted: return "the state server is already started"
+        case .socketPathTooLong(let p, let limit):
+            return "socket path \(p) is \(p.utf8.count) bytes long; a Unix socket path holds at most \(limit)"
+        case .notASocket(let p): return "\(p) exists and is not a socket; not replacing it"
         }
     }
 }
@@ -106,11 +113,12 @@ public final class StateServer: Sendable {
             channel = try await bootstrap.withBoundSocket(fd).get()
         } else {
             if Self.someoneListens(on: config.socketPath) { throw StateServerError.socketInUse(config.socketPath) }
-            channel = try await bootstrap.bind(unixDomainSocketPath: config.socketPath, cleanupExistingSocketFile: true).get()
+            // Bound here, not by NIO, so that the file has its final mode from the start.
+            let fd = try ListeningSocket.make(path: config.socketPath, mode: config.socketMode,
+                                              group: config.socketGroup, backlog: 256)
             do {
-                try Self.setOwnership(path: config.socketPath, mode: config.socketMode, group: config.socketGroup)
+                channel = try await bootstrap.withBoundSocket(fd).get()
             } catch {
-                try? await channel.close().get()
                 unlink(config.socketPath)
                 throw error
             }
@@ -170,18 +178,5 @@ public final class StateServer: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         return r == 0
-    }
-
-    /// Gives the socket file its mode and group.
-    static func setOwnership(path: String, mode: UInt32, group: String?) throws {
-        if let group {
-            guard let entry = getgrnam(group) else { throw StateServerError.unknownGroup(group) }
-            if chown(path, uid_t(bitPattern: -1), entry.pointee.gr_gid) != 0 {
-                throw StateServerError.socketSetup("chown \(path) to group \(group)", errno: errno)
-            }
-        }
-        if chmod(path, mode_t(mode)) != 0 {
-            throw StateServerError.socketSetup("chmod \(path)", errno: errno)
-        }
     }
 }
