@@ -271,7 +271,7 @@ struct Record: ParsableCommand {
             let info = report.device
             _ = try client.request(Request(.watch(WatchRequest(devices: [.id(info.id)], stream: .raw)),
                                            tag: .string("evflowctl-record")))
-            FileHandle.standardError.write(Data("recording \(info.name) (\(info.id)); Ctrl-C to stop\n".utf8))
+            FileHandle.standardError.write(Data("recording \(VisibleText.escaped(info.name)) (\(info.id)); Ctrl-C to stop\n".utf8))
             installStopHandlers()
             var events: [InputEvent] = []
             var frames = 0
