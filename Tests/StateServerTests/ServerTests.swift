@@ -593,9 +593,13 @@ struct ServerTests {
                 // The pipeline never waited for the slow socket: no single delivery took long
                 // (a blocked writer would hang here for ever; generous for shared machines).
                 #expect(slowestSend < 100_000_000, "slowest delivery \(slowestSend / 1_000) µs")
-                // The slow client finds EOF after what the kernel had taken (best-effort CLOSE).
+                // The slow client reads what was queued for it, then `CLOSE slow-consumer`, then
+                // EOF (issue #25, finding 8: it was cut with no CLOSE).
                 let lines = try slow.drainToEOF(timeout: 10)
                 #expect(lines.count < total)
+                let close = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+                #expect(close["class"] as? String == "CLOSE")
+                #expect(close["reason"] as? String == "slow-consumer")
                 let stats = try normal.request(#"{"class":"STATS"}"#, until: "STATS")
                 #expect((stats["closed"] as? [String: Any])?["slow-consumer"] as? Int == 1)
                 #expect(stats["clients"] as? Int == 1)

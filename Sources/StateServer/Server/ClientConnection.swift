@@ -155,7 +155,14 @@ final class ClientConnection: Sendable {
         outbox.close()
     }
 
-    /// Closes the connection after a best-effort `CLOSE` (written only if the socket takes it now).
+    /// How long a slow consumer has to read what was queued for it and its `CLOSE`.
+    static let slowConsumerGrace: TimeAmount = .seconds(10)
+
+    /// Closes the connection after a `CLOSE`. For a slow consumer, the `CLOSE` follows the
+    /// bytes already handed to the channel (at most the outgoing-buffer limit; nothing more is
+    /// queued) and the connection is closed once the client has read up to it, or after
+    /// `slowConsumerGrace`; for any other reason at once (the `CLOSE` is written if the socket
+    /// takes it now).
     func close(_ reason: CloseReason, _ message: String) {
         guard !loop.value.closed else { return }
         loop.value.closed = true
@@ -163,8 +170,17 @@ final class ClientConnection: Sendable {
         core.recordClose(reason, client: number, message: message)
         var w = MessageWriter(names: core.names, capacity: 256)
         w.appendClose(reason: reason, message: message)
-        channel.writeAndFlush(channel.allocator.buffer(bytes: w.bytes), promise: nil)
-        channel.close(promise: nil)
+        let written = channel.writeAndFlush(channel.allocator.buffer(bytes: w.bytes))
+        guard reason == .slowConsumer else {
+            channel.close(promise: nil)
+            return
+        }
+        let channel = self.channel
+        let grace = channel.eventLoop.scheduleTask(in: Self.slowConsumerGrace) { channel.close(promise: nil) }
+        written.whenComplete { _ in
+            grace.cancel()
+            channel.close(promise: nil)
+        }
     }
 
     // MARK: - Requests (event loop)
