@@ -99,3 +99,39 @@ import Glibc
         devices.stop()
     }
 }
+
+/// evflowctl says what is wrong when it cannot connect (issue #25, finding 8: "evflowd is not
+/// running (… Permission denied)" while it ran).
+@Suite(.ownLiveResources) struct ConnectFailureTests {
+    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0, "needs root and setpriv"))
+    func aUserTheSocketLeavesOutIsToldPermissionDeniedNotThatEvflowdIsDown() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let (server, path) = try await startServer(hub: devices.hub)   // 0660 root:root
+            let ctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            let binary = [ctl, ctl.deletingLastPathComponent()].map { $0.appendingPathComponent("evflowctl").path }
+                .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "evflowctl"
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", binary, "devices", "--socket", path]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = Pipe()
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 69)
+            #expect(text.contains("permission denied connecting to \(path)"), "\(text)")
+            #expect(!text.contains("not running"), "\(text)")
+            await server.shutdown()
+            devices.stop()
+        }
+    }
+
+    @Test func aMissingSocketSaysEvflowdIsNotRunning() throws {
+        let path = temporarySocketPath()
+        let r = try runEvflowctl(["devices", "--socket", path])
+        #expect(r.status == 69)
+        #expect(r.stderr.contains("evflowd is not running (cannot connect to \(path): No such file or directory)"), "\(r.stderr)")
+    }
+}
