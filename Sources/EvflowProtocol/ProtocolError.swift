@@ -44,6 +44,10 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case unknownDevice(String)
         /// `STATE` named a device by a name several devices share.
         case ambiguousDevice(String)
+        /// A member is given more than once in one object.
+        case duplicateField(String)
+        /// A number too large for any member (beyond a double's range); `field` nil at the top level.
+        case numberOutOfRange(field: String?)
     }
 
     /// What was wrong.
@@ -64,6 +68,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
     public var field: String? {
         switch kind {
         case .lineTooLong, .notJSON, .notAnObject: return nil
+        case .duplicateField(let f): return f
+        case .numberOutOfRange(let f): return f
         case .missingField(let f), .wrongType(let f, _), .unknownField(let f), .emptyValue(let f):
             return f
         case .unknownClass, .notARequest: return "class"
@@ -103,6 +109,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
             return "field 'id' must be a string of at most \(ProtocolConstants.maxTagLength) bytes or an integer"
         case .unknownDevice(let d): return "no device '\(d)'"
         case .ambiguousDevice(let d): return "several devices are named '\(d)'; use the id"
+        case .duplicateField(let f): return "field '\(f)' is given more than once"
+        case .numberOutOfRange(let f?): return "the number in field '\(f)' is out of range"
+        case .numberOutOfRange(nil): return "a number in the request is out of range"
         }
     }
 
