@@ -129,4 +129,28 @@ import Glibc
             devices.stop()
         }
     }
+
+    /// docs/protocol.md's EOF rule, a half-closed watcher included: the lines received before
+    /// the EOF are answered, then the connection closes and the watch with it.
+    @Test func aClientThatShutsItsWritingSideGetsItsAnswersThenEOFEvenWhenWatching() async throws {
+        try await released {
+            let devices = ManualDevices()
+            let kb = testKeyboard()
+            devices.add(kb)
+            let (server, path) = try await startServer(hub: devices.hub)
+            do {
+                let c = try TestClient(path: path)
+                _ = try c.read()
+                try c.send(#"{"class":"PING","id":1}"# + "\n" + #"{"class":"WATCH","id":2}"#)
+                shutdown(c.fd, Int32(SHUT_WR))
+                let lines = try c.drainToEOF(timeout: 10)
+                #expect(lines.count == 2, "\(lines)")
+                #expect(lines.first?.contains(#""class":"PING""#) == true)
+                #expect(lines.last?.contains(#""class":"WATCH""#) == true)
+            }
+            #expect(await eventually { server.clientCount == 0 && server.frameEncoders.isEmpty })
+            await server.shutdown()
+            devices.stop()
+        }
+    }
 }
