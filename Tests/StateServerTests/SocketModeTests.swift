@@ -28,7 +28,8 @@ import Glibc
             s.close()
     """#
 
-    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0, "needs root and setpriv"))
+    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && access("/usr/bin/python3", X_OK) == 0,
+                   "needs root, setpriv and Debian's python3"))
     func underUmask000AnotherUserLoopingConnectIsNeverAdmitted() async throws {
         try await released {
             let devices = ManualDevices()
