@@ -35,6 +35,9 @@ public struct LineFramer: Sendable {
     /// Bytes of an unfinished line held right now (at most `maxLineLength + 1`).
     public var bufferedByteCount: Int { partial.count }
 
+    /// Whether items are waiting for `next()`.
+    public var hasItems: Bool { head < ready.count }
+
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         append(contentsOf: bytes)

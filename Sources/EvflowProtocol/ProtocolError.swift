@@ -46,6 +46,10 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case ambiguousDevice(String)
         /// `WATCH` selected a code that names a key, and this client may not see keys (§7).
         case hiddenKeyCode(String)
+        /// A member is given more than once in one object.
+        case duplicateField(String)
+        /// A number too large for any member (beyond a double's range); `field` nil at the top level.
+        case numberOutOfRange(field: String?)
     }
 
     /// What was wrong.
@@ -66,6 +70,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
     public var field: String? {
         switch kind {
         case .lineTooLong, .notJSON, .notAnObject: return nil
+        case .duplicateField(let f): return f
+        case .numberOutOfRange(let f): return f
         case .missingField(let f), .wrongType(let f, _), .unknownField(let f), .emptyValue(let f):
             return f
         case .unknownClass, .notARequest: return "class"
@@ -108,6 +114,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .ambiguousDevice(let d): return "several devices are named '\(d)'; use the id"
         case .hiddenKeyCode(let c):
             return "key codes are hidden from this client: '\(c)' cannot be selected (select its type to get every key, code hidden)"
+        case .duplicateField(let f): return "field '\(f)' is given more than once"
+        case .numberOutOfRange(let f?): return "the number in field '\(f)' is out of range"
+        case .numberOutOfRange(nil): return "a number in the request is out of range"
         }
     }
 

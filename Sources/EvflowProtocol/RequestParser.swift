@@ -19,9 +19,18 @@ extension Request {
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
         } catch {
+            if case .numberOutOfRange(let field)? = JSONLineScan.scan(line) {
+                throw ProtocolError(.numberOutOfRange(field: field))
+            }
             throw ProtocolError(.notJSON)
         }
         guard case .object(let object) = value else { throw ProtocolError(.notAnObject) }
+        // The decoder keeps one of a repeated member silently: refused, naming it.
+        if case .duplicate(let name)? = JSONLineScan.scan(line) {
+            let parser = RequestParser(object: object, naming: naming)
+            let cls: String? = if case .string(let c)? = object["class"], membersByClass[c] != nil { c } else { nil }
+            throw ProtocolError(.duplicateField(name), requestClass: cls, tag: try? parser.parseTag())
+        }
         return try parse(object: object, naming: naming)
     }
 

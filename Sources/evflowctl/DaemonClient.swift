@@ -58,7 +58,7 @@ final class DaemonClient {
         guard r == 0 else {
             let e = errno
             close(fd)
-            throw CtlFailure.unavailable("evflowd is not running (cannot connect to \(socketPath): \(String(cString: strerror(e))))")
+            throw CtlFailure.unavailable(Self.connectFailure(socketPath, errno: e))
         }
         switch try read().message {
         case .close(let notice):
@@ -72,6 +72,24 @@ final class DaemonClient {
     }
 
     deinit { close(fd) }
+
+    /// What a failed `connect()` to `path` means for the user: only a missing socket or one
+    /// nobody listens on says evflowd is not running.
+    static func connectFailure(_ path: String, errno e: Int32) -> String {
+        let reason = String(cString: strerror(e))
+        switch e {
+        case ENOENT, ECONNREFUSED:
+            return "evflowd is not running (cannot connect to \(path): \(reason))"
+        case EACCES, EPERM:
+            return "permission denied connecting to \(path): evflowd may well be running, but the socket's "
+                + "mode leaves this user out (users who may talk to evflowd are in the socket's group, "
+                + "'evflow' for the installed service)"
+        case ENOTSOCK, ECONNRESET:
+            return "\(path) is not evflowd's socket (\(reason))"
+        default:
+            return "cannot connect to \(path): \(reason)"
+        }
+    }
 
     /// Sends one request line.
     func send(_ request: Request) throws {

@@ -272,7 +272,7 @@ struct Record: ParsableCommand {
             let client = try DaemonClient(socketPath: global.socketPath)
             Self.noteHiddenKeys(client)
             let capture = try RawCapture.run(client, device: device, tag: "evflowctl-record", count: count, duration: duration) {
-                FileHandle.standardError.write(Data("recording \($0.name) (\($0.id)); Ctrl-C to stop\n".utf8))
+                FileHandle.standardError.write(Data("recording \(VisibleText.escaped($0.name)) (\($0.id)); Ctrl-C to stop\n".utf8))
             }
             let (info, frames) = (capture.info, capture.frames)
             var events = capture.events

@@ -106,7 +106,7 @@ struct SessionCapture {
                 }
                 recorder.remove(info.id, at: Self.monotonicNow())
             case .device(.inaccessible(let info, let reason)) where !stopping:
-                note("\(info.name) (\(info.id)) cannot be opened by evflowd (\(reason)): not recorded")
+                note("\(VisibleText.escaped(info.name)) (\(info.id)) cannot be opened by evflowd (\(VisibleText.escaped(reason))): not recorded")
             case .state(let report, let tag):
                 guard case .string(let t)? = tag, let id = pending.removeValue(forKey: t),
                       let index = recorder.device(id) else { continue }

@@ -21,7 +21,8 @@ enum Render {
     static func devices(_ list: [DeviceInfo]) -> String {
         if list.isEmpty { return "no devices\n" }
         return table(["ID", "NAME", "CLASSES", "NODE"], list.map { d in
-            [d.id.rawValue, d.name, d.classes.map(\.rawValue).sorted().joined(separator: ","), d.devnode ?? "-"]
+            [d.id.rawValue, VisibleText.escaped(d.name), d.classes.map(\.rawValue).sorted().joined(separator: ","),
+             d.devnode.map(VisibleText.escaped) ?? "-"]
         })
     }
 
@@ -58,11 +59,11 @@ enum Render {
         let d = r.device
         var out = ""
         func line(_ k: String, _ v: String) { out += k.padding(toLength: 12, withPad: " ", startingAt: 0) + v + "\n" }
-        line("device", "\(d.name) (\(d.id))")
+        line("device", "\(VisibleText.escaped(d.name)) (\(d.id))")
         let i = d.inputID
         line("ids", "bus \(hex4(i.bustype)) vendor \(hex4(i.vendor)) product \(hex4(i.product)) version \(hex4(i.version))")
         line("classes", d.classes.map(\.rawValue).sorted().joined(separator: ", "))
-        if let node = d.devnode { line("node", node) }
+        if let node = d.devnode { line("node", VisibleText.escaped(node)) }
         let keys = r.keysDown.sorted().map { code(EventType.key, $0) }
         line("keys down", keys.isEmpty ? "none" : keys.joined(separator: " "))
         for (label, type, values) in [("axes", EventType.abs, r.abs), ("switches", EventType.sw, r.switches),
@@ -83,7 +84,7 @@ enum Render {
     static func stats(_ s: ServerStats) -> String {
         var out = ""
         func line(_ k: String, _ v: String) { out += k.padding(toLength: 16, withPad: " ", startingAt: 0) + v + "\n" }
-        line("release", s.release)
+        line("release", VisibleText.escaped(s.release))
         line("uptime", String(format: "%.1f s", s.uptime))
         line("devices", String(s.devices))
         line("clients", "\(s.clients) (\(s.watchers) watching)")
@@ -119,9 +120,9 @@ enum Render {
             switch change {
             case .added: action = "added"
             case .removed: action = "removed"
-            case .inaccessible(_, let reason): action = "inaccessible (\(reason))"
+            case .inaccessible(_, let reason): action = "inaccessible (\(VisibleText.escaped(reason)))"
             }
-            return "device \(action): \(change.device.name) (\(change.device.id))"
+            return "device \(action): \(VisibleText.escaped(change.device.name)) (\(change.device.id))"
         default:
             return m.messageClass
         }
@@ -160,7 +161,7 @@ extension Render {
         }
         if device == nil { table("all devices", r.total) }
         for (id, stages) in r.devices.sorted(by: { $0.key < $1.key }) where device == nil || device == id {
-            table("\(names[id] ?? id.rawValue) (\(id.rawValue))", stages)
+            table("\(VisibleText.escaped(names[id] ?? id.rawValue)) (\(id.rawValue))", stages)
         }
         // Bars: p50 (█) and p99 (░ beyond p50), on one scale for every stage.
         let shown = device.flatMap { r.devices[$0] } ?? r.total

@@ -53,6 +53,12 @@ private func run(_ arguments: [String], environment: [String: String] = [:]) thr
     try Ctl(arguments, environment: environment).finish()
 }
 
+/// Runs evflowctl to its end: status, standard output and standard error.
+func runEvflowctl(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let r = try run(arguments, environment: environment)
+    return (r.status, r.stdout, r.stderr)
+}
+
 /// The number of watchers, asked over a fresh connection.
 private func watchers(_ path: String) -> Int? {
     guard let c = try? TestClient(path: path), (try? c.read()) != nil else { return nil }

@@ -131,7 +131,9 @@ final class MetricsExporter: Sendable {
         for (info, c) in m.devices {
             present.insert(info.id)
             var counters = s.deviceCounters[info.id] ?? [:]
-            let labels = ["device": info.id.rawValue, "name": info.name]
+            // The name as evflowctl prints it: its control characters (ESC, NUL…) written out, which the
+            // text format has no escape for (it escapes only `\\`, `"` and newline, and so does the library).
+            let labels = ["device": info.id.rawValue, "name": VisibleText.escaped(info.name)]
             count(&counters, "evflow_device_frames_in_total", labels, c.framesIn)
             count(&counters, "evflow_device_events_in_total", labels, c.eventsIn)
             count(&counters, "evflow_device_frames_out_total", labels, c.framesOut)

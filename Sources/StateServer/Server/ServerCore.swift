@@ -251,7 +251,7 @@ final class ServerCore: @unchecked Sendable {
             let m = c.meta.withLock { $0 }
             return ClientStats(client: c.number, pid: m.pid, uid: m.uid, tag: m.tag, stream: m.stream,
                                sent: c.sent.load(ordering: .relaxed), dropped: c.rateDropped.load(ordering: .relaxed),
-                               buffered: c.queued.load(ordering: .relaxed))
+                               buffered: c.bufferedByteCount)
         }
         let now = monotonicNow()
         var stats = ServerStats(release: configuration.release, uptime: Double(now - startTime) / 1e9, now: now,

@@ -19,6 +19,10 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
     case unknownGroup(String)
     /// `start()` was called twice.
     case alreadyStarted
+    /// The socket path does not fit in a `sockaddr_un`.
+    case socketPathTooLong(String, limit: Int)
+    /// Something other than a socket is at the socket path (it is left alone).
+    case notASocket(String)
 
     public var description: String {
         switch self {
@@ -26,6 +30,9 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
         case .socketSetup(let what, let e): return "\(what): \(String(cString: strerror(e)))"
         case .unknownGroup(let g): return "unknown group '\(g)'"
         case .alreadyStarted: return "the state server is already started"
+        case .socketPathTooLong(let p, let limit):
+            return "socket path \(p) is \(p.utf8.count) bytes long; a Unix socket path holds at most \(limit)"
+        case .notASocket(let p): return "\(p) exists and is not a socket; not replacing it"
         }
     }
 }
@@ -34,7 +41,7 @@ public enum StateServerError: Error, CustomStringConvertible, Sendable {
 ///
 /// One event loop thread serves every client: requests are answered from lock-free store
 /// snapshots, and stream messages are encoded on the pipeline's threads and handed to the
-/// loop in batches (see `ClientConnection`), so neither the pipeline nor other clients ever
+/// loop in batches (see `ClientConnection` and `ClientOutbox`), so neither the pipeline nor other clients ever
 /// wait for one client's socket — at most for its outbox mutex, held only to append or swap
 /// a batch.
 public final class StateServer: Sendable {
@@ -101,7 +108,11 @@ public final class StateServer: Sendable {
         let scope = LiveResources.scope
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 256)
-            .childChannelOption(.maxMessagesPerRead, value: 4)
+            .childChannelOption(.maxMessagesPerRead, value: UInt(ClientConnection.maxMessagesPerRead))
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+                minimum: 64, initial: 2048, maximum: ClientConnection.maxReadSize))
+            // Requests wait while more than this is unwritten (see ClientConnection, back-pressure).
+            .childChannelOption(.writeBufferWaterMark, value: Self.waterMark(limit: config.outgoingBufferLimit))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let client = ClientConnection(number: core.makeNumber(), channel: channel, core: core)
@@ -113,11 +124,12 @@ public final class StateServer: Sendable {
             channel = try await bootstrap.withBoundSocket(fd).get()
         } else {
             if Self.someoneListens(on: config.socketPath) { throw StateServerError.socketInUse(config.socketPath) }
-            channel = try await bootstrap.bind(unixDomainSocketPath: config.socketPath, cleanupExistingSocketFile: true).get()
+            // Bound here, not by NIO, so that the file has its final mode from the start.
+            let fd = try ListeningSocket.make(path: config.socketPath, mode: config.socketMode,
+                                              group: config.socketGroup, backlog: 256)
             do {
-                try Self.setOwnership(path: config.socketPath, mode: config.socketMode, group: config.socketGroup)
+                channel = try await bootstrap.withBoundSocket(fd).get()
             } catch {
-                try? await channel.close().get()
                 unlink(config.socketPath)
                 throw error
             }
@@ -153,6 +165,14 @@ public final class StateServer: Sendable {
         if ownsGroup { try? await group.shutdownGracefully() }
     }
 
+    /// A client's requests wait while its channel holds more than `high` unwritten bytes, until
+    /// it is below `low`: at most half the outgoing-buffer limit (which drops the client), and at
+    /// most 64 KiB, so a client that reads its replies is paced, not dropped.
+    static func waterMark(limit: Int) -> ChannelOptions.Types.WriteBufferWaterMark {
+        let high = max(2, min(64 * 1024, limit / 2))
+        return .init(low: high / 2, high: high)
+    }
+
     /// Whether a server answers on `path` (then we must not unlink its socket).
     static func someoneListens(on path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -169,55 +189,5 @@ public final class StateServer: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         return r == 0
-    }
-
-    /// Gives the socket file its mode and group.
-    static func setOwnership(path: String, mode: UInt32, group: String?) throws {
-        if let group {
-            guard let entry = getgrnam(group) else { throw StateServerError.unknownGroup(group) }
-            if chown(path, uid_t(bitPattern: -1), entry.pointee.gr_gid) != 0 {
-                throw StateServerError.socketSetup("chown \(path) to group \(group)", errno: errno)
-            }
-        }
-        if chmod(path, mode_t(mode)) != 0 {
-            throw StateServerError.socketSetup("chmod \(path)", errno: errno)
-        }
-    }
-}
-
-/// Forwards a connection's NIO events to its `ClientConnection`.
-final class ClientChannelHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    private let client: ClientConnection
-    private let scope: LiveResources.Scope?
-
-    init(client: ClientConnection, scope: LiveResources.Scope?) {
-        self.client = client
-        self.scope = scope
-    }
-
-    /// Runs `body` in the server starter's `LiveResources` scope, if it had one.
-    private func counted(_ body: () -> Void) {
-        if let scope { LiveResources.$scope.withValue(scope, operation: body) } else { body() }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        counted { client.activate() }
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let buffer = unwrapInboundIn(data)
-        counted { buffer.withUnsafeReadableBytes { client.received($0) } }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        counted { client.inactive() }
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
     }
 }
