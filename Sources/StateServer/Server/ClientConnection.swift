@@ -245,14 +245,14 @@ final class ClientConnection: Sendable {
 
     /// Answers the complete request lines received, in order, until one is answered
     /// asynchronously, the replies are not being taken, or the turn's budget is spent; then
-    /// reads again if it may. The replies of one turn go to the channel in one write.
+    /// reads again if it may. Each reply is handed to the channel as it is made, so the
+    /// channel's writability stops the loop as soon as the client stops taking them.
     func processLines() {
         guard !loop.value.processing else { return }
         loop.value.processing = true
         var spoke = false
         var answered = 0
         defer {
-            if spoke { flush() }
             loop.value.processing = false
             // Watchers may stay silent for ever; anyone else gets the idle limit again.
             if spoke && !loop.value.closed {
@@ -296,12 +296,11 @@ final class ClientConnection: Sendable {
     }
 
     /// Encodes one response with the connection's writer and sends it (event loop).
-    /// Inside `processLines` the flush waits for the end of its turn (one write for its replies).
     func respond(flush: Bool = true, _ body: (inout MessageWriter) -> Void) {
         loop.value.writer.reset()
         body(&loop.value.writer)
         _ = enqueue(loop.value.writer.bytes, generation: nil)
-        if flush && !loop.value.processing { self.flush() }
+        if flush { self.flush() }
     }
 
     // MARK: - Outgoing
