@@ -82,17 +82,18 @@ public struct RecordedDevice: Hashable, Sendable {
 
 /// Events grouped into `InputFrame`s, plus whatever followed the last `SYN_REPORT`.
 ///
-/// A frame is every event after the previous `SYN_REPORT` up to (not including) the next one;
-/// its time is that `SYN_REPORT`'s time. `SYN_MT_REPORT` and `SYN_DROPPED` stay inside frames
-/// as ordinary events (they are not frame ends). A `SYN_REPORT` directly after another gives a
-/// frame with no events: the kernel sent it, so it is kept. Events after the last
-/// `SYN_REPORT` (a recording cut off mid-frame) are not a frame, because nothing says the
-/// hardware report was complete; they are returned in `incompleteFrame` instead of being
-/// dropped silently, and the caller decides (ReplaySource may deliver or drop them).
+/// The grouping is `FrameAssembler`'s, the live reader's: a frame is every event after the
+/// previous frame up to (not including) the next `SYN_REPORT`, timed at that report; a
+/// `SYN_DROPPED` discards the unfinished frame and is a frame of its own; `SYN_MT_REPORT`
+/// stays inside its frame. A `SYN_REPORT` directly after another gives a frame with no
+/// events: the kernel sent it, so it is kept. Events after the last frame (a recording cut
+/// off mid-frame) are not a frame, because nothing says the hardware report was complete;
+/// they are returned in `incompleteFrame` instead of being dropped silently, and the caller
+/// decides (ReplaySource may deliver or drop them).
 public struct FramedEvents: Hashable, Sendable {
     /// The complete frames, in order.
     public var frames: [InputFrame]
-    /// Events after the last `SYN_REPORT`; empty when the events end on a frame boundary.
+    /// Events after the last frame; empty when the events end on a frame boundary.
     public var incompleteFrame: [InputEvent]
 
     /// Groups `events` (in time order) into frames.
@@ -203,34 +204,49 @@ extension Recording {
 }
 
 /// One device's frames, stored flat: the events of every frame in order (no
-/// `SYN_REPORT`s) and where each frame ends — the grouping rule of `FramedEvents`, which is
-/// built from it. `ReplaySource` keeps frames this way and copies a frame's events into one
+/// `SYN_REPORT`s) and where each frame ends — `FrameAssembler`'s grouping, the live
+/// reader's; `FramedEvents` is built from it. `ReplaySource` keeps frames this way and copies a frame's events into one
 /// reused array when it plays it, so a replay holds no array per frame and frees none.
 struct FrameTable {
     private(set) var events: [InputEvent] = []
     /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
     private(set) var ends: [(time: Int64, end: Int)] = []
-    /// Events after the last `SYN_REPORT` (not a frame; not kept).
+    /// Events after the last frame (not a frame; not kept).
     private(set) var incompleteEvents = 0
 
     init() {}
 
-    /// The frames of a recording's `events` (in time order).
+    /// The frames of a recording's `events` (in time order), grouped by `FrameAssembler`'s rule.
     init(grouping all: [InputEvent]) {
         // Counted first, so both tables are made at their size and filled without a
-        // capacity check per event (this runs once per replayed event).
-        var frameCount = 0
-        for event in all where event.isSynReport { frameCount += 1 }
+        // capacity check per event (this runs once per replayed event). Every report and
+        // every SYN_DROPPED ends a frame; the events table holds at most the rest.
+        var frameCount = 0, reports = 0
+        for event in all {
+            switch FrameAssembler.step(event) {
+            case .append: break
+            case .report: frameCount += 1; reports += 1
+            case .dropped: frameCount += 1
+            }
+        }
         var ends: [(time: Int64, end: Int)] = []
         ends.reserveCapacity(frameCount)
         var incomplete = 0
-        events = Array(unsafeUninitializedCapacity: all.count - frameCount) { buffer, count in
+        events = Array(unsafeUninitializedCapacity: all.count - reports) { buffer, count in
             for event in all {
-                if event.isSynReport {
-                    ends.append((event.time, count))
-                } else {
+                switch FrameAssembler.step(event) {
+                case .append:
                     (buffer.baseAddress! + count).initialize(to: event)
                     count += 1
+                case .report:
+                    ends.append((event.time, count))
+                case .dropped:
+                    // The unfinished frame is incomplete: its events go (trivial values,
+                    // nothing to deinitialise); the SYN_DROPPED is a frame of its own.
+                    count = ends.last?.end ?? 0
+                    (buffer.baseAddress! + count).initialize(to: event)
+                    count += 1
+                    ends.append((event.time, count))
                 }
             }
             let framed = ends.last?.end ?? 0
