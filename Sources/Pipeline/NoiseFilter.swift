@@ -19,7 +19,7 @@ import Reactive
 /// (value 2), `EV_MSC`, `EV_SYN` codes inside a frame (`SYN_MT_REPORT`), multitouch axes and
 /// codes without a filter pass unchanged. A frame keeps its order; a frame left with nothing
 /// but `EV_MSC` events after filtering is dropped whole (a scan code without its key carries
-/// no state).
+/// no state), and those events are counted (`DeviceCounters.mscDropped`).
 ///
 /// Deadlines: the slots that hold a deadline are listed (`armed`, usually none to a few of
 /// a device's codes) and the earliest is kept as they change, so `nextDeadline`, asked after
@@ -276,6 +276,7 @@ public struct NoiseFilter: Sendable {
         let count = out?.count ?? frame.events.count
         if count == 0 || (removed && !stateful) {
             counters.framesDropped &+= 1
+            counters.mscDropped &+= UInt64(count)   // what is left is EV_MSC only
             return nil
         }
         counters.framesOut &+= 1
