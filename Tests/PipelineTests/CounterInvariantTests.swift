@@ -140,9 +140,8 @@ import Testing
         return Int64(c.eventsIn) - Int64(deliveredAtOnce + counted)
     }
 
-    /// Regression (issue #25, finding 12): on dell_canvas_pen, 1,975 `MSC_SERIAL` events went
-    /// with frames whose axes the filters had removed, and no counter had them
-    /// (in = out + counted drops + 1,975).
+    /// Regression (issue #25, finding 12): `EV_MSC` events that went with frames whose other
+    /// events the filters had removed were in no counter (in = out + counted drops + those).
     @Test("in = delivered at once + counted drops, on every shipped recording with the default configuration",
           arguments: Fixtures.recordings())
     func invariantOnShippedRecordings(path: String) throws {
