@@ -31,7 +31,10 @@ public struct NoiseFilter: Sendable {
         case chatter(KeyDebounce)
         /// Switches and slow sensors: the `debounce` operator's state machine.
         case debounce(Debounced)
-        /// Absolute axes: hysteresis, and a rate limit when the interval is not 0.
+        /// Absolute axes without a rate limit: the hysteresis alone (most axes; a small payload
+        /// on the per-event path).
+        case hysteresis(Hysteresis)
+        /// Absolute axes with a rate limit, and a hysteresis when it is not 0.
         case absolute(Absolute)
         /// Relative axes: deltas summed per interval.
         case relative(Relative)
@@ -45,9 +48,15 @@ public struct NoiseFilter: Sendable {
         var lastOut: Int32? = nil
     }
 
+    struct Hysteresis: Sendable {
+        let hysteresis: Int32
+        /// Last value delivered: the hysteresis' reference.
+        var lastOut: Int32? = nil
+    }
+
     struct Absolute: Sendable {
         let hysteresis: Int32
-        /// `throttle(latest: true)`'s state; its `dueTime` is the minimum interval (0: none).
+        /// `throttle(latest: true)`'s state; its `dueTime` is the minimum interval.
         var throttle: ThrottleState<Int32>
         /// The token of the throttle's `.arm` that set the slot's deadline.
         var token: UInt64 = 0
@@ -156,7 +165,8 @@ public struct NoiseFilter: Sendable {
             return w > 0 ? .chatter(KeyDebounce(window: w, spuriousWindow: s, mode: mode)) : nil
         case .debounce(let w): return w > 0 ? .debounce(Debounced(state: DebounceState(dueTime: w))) : nil
         case .absolute(let h, let i):
-            return h > 0 || i > 0 ? .absolute(Absolute(hysteresis: h, throttle: ThrottleState(dueTime: i, latest: true))) : nil
+            if i > 0 { return .absolute(Absolute(hysteresis: h, throttle: ThrottleState(dueTime: i, latest: true))) }
+            return h > 0 ? .hysteresis(Hysteresis(hysteresis: h)) : nil
         case .relative(let i): return i > 0 ? .relative(Relative(interval: i)) : nil
         }
     }
@@ -167,6 +177,7 @@ public struct NoiseFilter: Sendable {
         case (.chatter(let x), .chatter(let y)):
             return x.window == y.window && x.spuriousWindow == y.spuriousWindow && x.mode == y.mode
         case (.debounce(let x), .debounce(let y)): return x.state.dueTime == y.state.dueTime
+        case (.hysteresis(let x), .hysteresis(let y)): return x.hysteresis == y.hysteresis
         case (.absolute(let x), .absolute(let y)):
             return x.throttle.dueTime == y.throttle.dueTime && x.hysteresis == y.hysteresis
         case (.relative(let x), .relative(let y)): return x.interval == y.interval
@@ -178,7 +189,8 @@ public struct NoiseFilter: Sendable {
         switch state {
         case .chatter: return .keyChatter
         case .debounce: return .debounce
-        case .absolute(let a): return a.throttle.dueTime > 0 && a.hysteresis == 0 ? .absRate : .absHysteresis
+        case .hysteresis: return .absHysteresis
+        case .absolute(let a): return a.hysteresis == 0 ? .absRate : .absHysteresis
         case .relative: return .relRate
         }
     }
@@ -301,19 +313,24 @@ public struct NoiseFilter: Sendable {
             slots[index].state = .debounce(d)
             if case .arm(let deadline, _) = action { setDeadline(index, deadline) }
             return nil
+        case .hysteresis(var h):
+            if let last = h.lastOut, abs(Int64(value) - Int64(last)) <= Int64(h.hysteresis) {
+                counters[.absHysteresis].dropped &+= 1
+                return nil
+            }
+            h.lastOut = value
+            slots[index].state = .hysteresis(h)
+            return value
         case .absolute(var a):
             if let last = a.lastOut, abs(Int64(value) - Int64(last)) <= Int64(a.hysteresis) {
                 counters[.absHysteresis].dropped &+= 1
                 // The axis is back near the delivered value: a value kept for the window's
                 // end is stale now (latest wins), so it must not be delivered.
-                if a.throttle.discardKept() != nil { counters[.absRate].dropped &+= 1 }
-                slots[index].state = .absolute(a)
+                if a.throttle.discardKept() != nil {
+                    counters[.absRate].dropped &+= 1
+                    slots[index].state = .absolute(a)
+                }
                 return nil
-            }
-            guard a.throttle.dueTime > 0 else {
-                a.lastOut = value
-                slots[index].state = .absolute(a)
-                return value
             }
             let hadKept = a.throttle.kept != nil
             if hadKept { counters[.absRate].dropped &+= 1 }   // superseded by this value
@@ -374,6 +391,8 @@ public struct NoiseFilter: Sendable {
                     counters[.keyChatter].delayed &+= 1
                     out.append(InputEvent(time: deadline, type: type, code: code, value: v))
                 }
+            case .hysteresis:
+                continue   // never armed
             case .absolute(var a):
                 let action = a.throttle.onTick(a.token, now: deadline)
                 guard case .emit(let v) = action else {
