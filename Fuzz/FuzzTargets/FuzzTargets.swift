@@ -86,8 +86,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             recording = try parse(bytes)
         } catch {
             // A rejection names the file and a line that exists (1-based; the line after the
-            // last one for "the file ended too early"), or line 0 for a reason about the whole
-            // file (RecordingError's documented rule: no events at all).
+            // last one for "the file ended too early"); line 0 only for `unreadable`
+            // (docs/formats/evemu.md, "Errors").
             try checkRejection(error, lines: self == .libinputRecord ? Self.yamlLineCount(bytes) : Self.lineCount(bytes))
             return
         }
@@ -97,12 +97,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     /// A rejected input's error names the file and a line it has (`lines`; the one after the
-    /// last for "ended too early"), or line 0 for a reason about the whole file (no events).
+    /// last for "ended too early"). Line 0 is for a file that could not be read (`unreadable`:
+    /// here only a YAML text over its size limit); "no events" names the file's last line.
     private func checkRejection(_ error: RecordingError, lines: Int) throws(InvariantFailure) {
         guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
-        let aboutTheWholeFile: Bool
-        if case .noEvents = error.reason { aboutTheWholeFile = true } else { aboutTheWholeFile = false }
-        guard (aboutTheWholeFile && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
+        let unreadable: Bool
+        if case .unreadable = error.reason { unreadable = true } else { unreadable = false }
+        guard (unreadable && error.line == 0) || (error.line >= 1 && error.line <= lines + 1) else {
             throw fail("error line \(error.line) outside 1...\(lines + 1): \(error)")
         }
     }

@@ -69,6 +69,7 @@ public struct MessageWriter: Sendable {
         json.key("frames_out"); json.uint(c.framesOut)
         json.key("events_out"); json.uint(c.eventsOut)
         json.key("syn_dropped"); json.uint(c.synDropped)
+        json.key("msc_dropped"); json.uint(c.mscDropped)
         json.key("dropped"); writeCounts(c.droppedByFilter)
         json.endObject()
         writeTag(tag)

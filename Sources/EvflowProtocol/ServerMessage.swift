@@ -306,7 +306,9 @@ private struct MessageDecoder {
         func u(_ k: String) throws(DecodingFailure) -> UInt64 { UInt64(clamping: try c.int(k)) }
         r.counters = DeviceCounters(framesIn: try u("frames_in"), eventsIn: try u("events_in"),
                                     framesOut: try u("frames_out"), eventsOut: try u("events_out"),
-                                    synDropped: try u("syn_dropped"), droppedByFilter: try counts(c, "dropped"))
+                                    synDropped: try u("syn_dropped"),
+                                    mscDropped: UInt64(clamping: try c.optionalInt("msc_dropped") ?? 0),
+                                    droppedByFilter: try counts(c, "dropped"))
         return r
     }
 

@@ -26,17 +26,20 @@ public struct DeviceCounters: Hashable, Sendable {
     public var eventsOut: UInt64
     /// `SYN_DROPPED` resyncs.
     public var synDropped: UInt64
+    /// `EV_MSC` events dropped with their frame (the filters removed the rest of it).
+    public var mscDropped: UInt64
     /// Events removed, per filter name.
     public var droppedByFilter: [String: UInt64]
 
     /// Creates counters.
     public init(framesIn: UInt64 = 0, eventsIn: UInt64 = 0, framesOut: UInt64 = 0, eventsOut: UInt64 = 0,
-                synDropped: UInt64 = 0, droppedByFilter: [String: UInt64] = [:]) {
+                synDropped: UInt64 = 0, mscDropped: UInt64 = 0, droppedByFilter: [String: UInt64] = [:]) {
         self.framesIn = framesIn
         self.eventsIn = eventsIn
         self.framesOut = framesOut
         self.eventsOut = eventsOut
         self.synDropped = synDropped
+        self.mscDropped = mscDropped
         self.droppedByFilter = droppedByFilter
     }
 }

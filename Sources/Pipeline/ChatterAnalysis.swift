@@ -62,20 +62,10 @@ public enum ChatterAnalysis {
         return ChatterReport(codes: codes)
     }
 
-    /// The frames a replay delivers: events grouped up to each `SYN_REPORT` (the frame's
-    /// time); events after the last one are dropped.
+    /// The frames a replay delivers (`FrameAssembler`'s grouping, the live reader's); events
+    /// after the last frame are dropped.
     public static func completeFrames(_ events: [InputEvent]) -> [InputFrame] {
-        var frames: [InputFrame] = []
-        var pending: [InputEvent] = []
-        for e in events {
-            if e.type == EventType.syn && e.code == SynCode.report {
-                frames.append(InputFrame(time: e.time, events: pending))
-                pending = []
-            } else {
-                pending.append(e)
-            }
-        }
-        return frames
+        FrameAssembler.frames(of: events).frames
     }
 
     /// What one setting does to one code's frames.

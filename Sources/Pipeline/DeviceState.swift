@@ -49,6 +49,9 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     public var framesDropped: UInt64 = 0
     /// `SYN_DROPPED` seen (the kernel's buffer overflowed; the device was resynced).
     public var synDropped: UInt64 = 0
+    /// `EV_MSC` events dropped with their frame: the filters removed every other event of it,
+    /// and a scan code or serial number without its key or axis carries no state.
+    public var mscDropped: UInt64 = 0
     // One stored field per filter, so counting on the frame path is a field update, not a
     // dictionary look-up (`subscript(kind:)`).
     private var keyChatter = FilterCounts()

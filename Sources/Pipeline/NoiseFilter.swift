@@ -8,42 +8,88 @@ import Reactive
 /// that settled by then. `filterNoise` drives it (`NoiseFilterMachine` in a `TimedSink`: one
 /// gate, one scheduler timer slot) from an observable, in live mode and in replay alike.
 ///
-/// Per code (see `CodeFilter`): keys and buttons run the `KeyDebounce` state machine
-/// (bounce and spurious-release methods); switches run `DebounceState` (the `debounce`
-/// operator's state machine); absolute axes a hysteresis against the last delivered value and
-/// an optional `ThrottleState` (the `throttle(latest: true)` operator's); relative axes sum
-/// deltas per interval. Both states change only through their operations: the inputs the
-/// operators feed them (`onNext`, and `onTick` with the token of the `.arm` that set the
-/// slot's deadline), plus `ThrottleState.discardKept` when the hysteresis finds a kept value
-/// stale. Key repeats (value 2), `EV_MSC`,
-/// `EV_SYN` codes inside a frame (`SYN_MT_REPORT`), multitouch axes and codes without a filter
-/// pass unchanged. A frame keeps its order; a frame left with nothing but `EV_MSC` events
-/// after filtering is dropped whole (a scan code without its key carries no state).
+/// Per code (see `CodeFilter`), one `CodeState` holding only its kind's fields: keys and
+/// buttons run the `KeyDebounce` state machine (bounce and spurious-release methods); switches
+/// run `DebounceState` (the `debounce` operator's state machine); absolute axes a hysteresis
+/// against the last delivered value and an optional `ThrottleState` (the
+/// `throttle(latest: true)` operator's); relative axes sum deltas per interval. The operators'
+/// states change only through their operations: the inputs the operators feed them
+/// (`onNext`, and `onTick` with the token of the `.arm` that set the slot's deadline), plus
+/// `ThrottleState.discardKept` when the hysteresis finds a kept value stale. Key repeats
+/// (value 2), `EV_MSC`, `EV_SYN` codes inside a frame (`SYN_MT_REPORT`), multitouch axes and
+/// codes without a filter pass unchanged. A frame keeps its order; a frame left with nothing
+/// but `EV_MSC` events after filtering is dropped whole (a scan code without its key carries
+/// no state), and those events are counted (`DeviceCounters.mscDropped`).
+///
+/// Deadlines: the slots that hold a deadline are listed (`armed`, usually none to a few of
+/// a device's codes) and the earliest is kept as they change, so `nextDeadline`, asked after
+/// every frame and tick, reads a field, and `fire(at:)` visits only the armed slots.
 public struct NoiseFilter: Sendable {
-    enum Kind: Sendable { case chatter, debounce, absolute, relative }
+    /// One filtered code's state: its filter's kind, with only that kind's fields.
+    enum CodeState: Sendable {
+        /// Keys and buttons: the key debounce machine (it says its own deadline).
+        case chatter(KeyDebounce)
+        /// Switches and slow sensors: the `debounce` operator's state machine.
+        case debounce(Debounced)
+        /// Absolute axes without a rate limit: the hysteresis alone (most axes; a small payload
+        /// on the per-event path).
+        case hysteresis(Hysteresis)
+        /// Absolute axes with a rate limit, and a hysteresis when it is not 0.
+        case absolute(Absolute)
+        /// Relative axes: deltas summed per interval.
+        case relative(Relative)
+    }
+
+    struct Debounced: Sendable {
+        var state: DebounceState<Int32>
+        /// The token of the `.arm` that set the slot's deadline, handed back to `onTick`.
+        var token: UInt64 = 0
+        /// Last value delivered: a settled value equal to it is dropped.
+        var lastOut: Int32? = nil
+    }
+
+    struct Hysteresis: Sendable {
+        let hysteresis: Int32
+        /// Last value delivered: the hysteresis' reference.
+        var lastOut: Int32? = nil
+    }
+
+    struct Absolute: Sendable {
+        let hysteresis: Int32
+        /// `throttle(latest: true)`'s state; its `dueTime` is the minimum interval.
+        var throttle: ThrottleState<Int32>
+        /// The token of the throttle's `.arm` that set the slot's deadline.
+        var token: UInt64 = 0
+        /// Last value delivered: the hysteresis' reference.
+        var lastOut: Int32? = nil
+    }
+
+    struct Relative: Sendable {
+        let interval: Int64
+        /// End of the summing interval; nil when none is open.
+        var windowEnd: Int64? = nil
+        /// Deltas summed since the interval began.
+        var sum: Int32 = 0
+    }
 
     struct CodeSlot: Sendable {
         let type: UInt16
         let code: UInt16
-        var kind: Kind
-        var throttle: ThrottleState<Int32>
-        var key: KeyDebounce
-        var debounce: DebounceState<Int32>
-        var hysteresis: Int32
-        /// Last value delivered (distinctUntilChanged / hysteresis reference).
-        var lastOut: Int32?
-        /// When held work is due, nil when none.
-        var deadline: Int64?
-        /// The token of the throttle's or debounce's `.arm` that set `deadline`, handed back
-        /// to its `onTick` when the deadline is reached.
-        var token: UInt64 = 0
-        /// Relative axes: end of the summing interval and the sum so far.
-        var interval: Int64
-        var windowEnd: Int64?
-        var sum: Int32 = 0
+        var state: CodeState
+        /// When held work is due, nil when none. Changed only by `setDeadline`, which keeps
+        /// `armed` and `earliest` with it.
+        var deadline: Int64? = nil
+        /// This slot's place in `armed`; -1 while it has no deadline.
+        var armedAt: Int32 = -1
     }
 
     private var slots: [CodeSlot] = []
+    /// The slots that have a deadline, in no order.
+    private var armed: [Int32] = []
+    /// The earliest deadline of the armed slots; nil when none is armed.
+    private var earliest: Int64? = nil
+    /// Scratch for `fire(at:)`: the due slots, kept to reuse its storage.
+    private var due: [Int32] = []
     /// Slot index per code: keys 0..<768, switches, absolute and relative 0..<64 each; -1 none.
     private var keyIndex = [Int16](repeating: -1, count: 768)
     private var swIndex = [Int16](repeating: -1, count: 64)
@@ -73,10 +119,10 @@ public struct NoiseFilter: Sendable {
         relIndex = [Int16](repeating: -1, count: 64)
         func add(_ type: UInt16, _ table: [UInt16: CodeFilter]) {
             for (code, filter) in table.sorted(by: { $0.key < $1.key }) {
-                guard let slot = Self.makeSlot(type: type, code: code, filter: filter) else { continue }
+                guard let state = Self.makeState(filter) else { continue }
                 let key = UInt32(type) << 16 | UInt32(code)
-                var chosen = slot
-                if let previous = old[key], Self.sameFilter(previous, slot) {
+                var chosen = CodeSlot(type: type, code: code, state: state)
+                if let previous = old[key], Self.sameFilter(previous.state, state) {
                     chosen = previous
                     reused.insert(key)
                 }
@@ -94,41 +140,57 @@ public struct NoiseFilter: Sendable {
         add(EventType.sw, settings.switches)
         add(EventType.abs, settings.absolute)
         add(EventType.rel, settings.relative)
+        // Kept slots keep their deadlines: list them anew.
+        armed = []
+        earliest = nil
+        for index in slots.indices {
+            let deadline = slots[index].deadline
+            slots[index].deadline = nil
+            slots[index].armedAt = -1
+            setDeadline(index, deadline)
+        }
         // Every held value whose slot was not kept is lost: its filter changed, or the code
         // became passthrough or left the settings. Count it, so the counts still add up.
         for (key, previous) in old where !reused.contains(key) {
-            let held = previous.kind == .chatter ? previous.key.isHolding : previous.deadline != nil
-            if held { counters[Self.counterKind(previous)].dropped += 1 }
+            let held: Bool
+            if case .chatter(let machine) = previous.state { held = machine.isHolding } else { held = previous.deadline != nil }
+            if held { counters[Self.counterKind(previous.state)].dropped += 1 }
         }
     }
 
-    private static func makeSlot(type: UInt16, code: UInt16, filter: CodeFilter) -> CodeSlot? {
-        func slot(_ kind: Kind, window: Int64 = 0, hysteresis: Int32 = 0, interval: Int64 = 0,
-                  key: KeyDebounce = KeyDebounce(window: 0, spuriousWindow: 0, mode: .off)) -> CodeSlot {
-            CodeSlot(type: type, code: code, kind: kind, throttle: ThrottleState(dueTime: window, latest: true),
-                     key: key, debounce: DebounceState(dueTime: window), hysteresis: hysteresis, lastOut: nil,
-                     deadline: nil, interval: interval, windowEnd: nil)
-        }
+    private static func makeState(_ filter: CodeFilter) -> CodeState? {
         switch filter {
         case .passthrough: return nil
         case .chatter(let w, let mode, let s):
-            return w > 0 ? slot(.chatter, window: w, key: KeyDebounce(window: w, spuriousWindow: s, mode: mode)) : nil
-        case .debounce(let w): return w > 0 ? slot(.debounce, window: w) : nil
-        case .absolute(let h, let i): return h > 0 || i > 0 ? slot(.absolute, window: i, hysteresis: h) : nil
-        case .relative(let i): return i > 0 ? slot(.relative, interval: i) : nil
+            return w > 0 ? .chatter(KeyDebounce(window: w, spuriousWindow: s, mode: mode)) : nil
+        case .debounce(let w): return w > 0 ? .debounce(Debounced(state: DebounceState(dueTime: w))) : nil
+        case .absolute(let h, let i):
+            if i > 0 { return .absolute(Absolute(hysteresis: h, throttle: ThrottleState(dueTime: i, latest: true))) }
+            return h > 0 ? .hysteresis(Hysteresis(hysteresis: h)) : nil
+        case .relative(let i): return i > 0 ? .relative(Relative(interval: i)) : nil
         }
     }
 
-    private static func sameFilter(_ a: CodeSlot, _ b: CodeSlot) -> Bool {
-        a.kind == b.kind && a.throttle.dueTime == b.throttle.dueTime && a.hysteresis == b.hysteresis
-            && a.interval == b.interval && a.key.spuriousWindow == b.key.spuriousWindow && a.key.mode == b.key.mode
+    /// Whether two states are of the same filter with the same parameters.
+    private static func sameFilter(_ a: CodeState, _ b: CodeState) -> Bool {
+        switch (a, b) {
+        case (.chatter(let x), .chatter(let y)):
+            return x.window == y.window && x.spuriousWindow == y.spuriousWindow && x.mode == y.mode
+        case (.debounce(let x), .debounce(let y)): return x.state.dueTime == y.state.dueTime
+        case (.hysteresis(let x), .hysteresis(let y)): return x.hysteresis == y.hysteresis
+        case (.absolute(let x), .absolute(let y)):
+            return x.throttle.dueTime == y.throttle.dueTime && x.hysteresis == y.hysteresis
+        case (.relative(let x), .relative(let y)): return x.interval == y.interval
+        default: return false
+        }
     }
 
-    private static func counterKind(_ slot: CodeSlot) -> FilterKind {
-        switch slot.kind {
+    private static func counterKind(_ state: CodeState) -> FilterKind {
+        switch state {
         case .chatter: return .keyChatter
         case .debounce: return .debounce
-        case .absolute: return slot.throttle.dueTime > 0 && slot.hysteresis == 0 ? .absRate : .absHysteresis
+        case .hysteresis: return .absHysteresis
+        case .absolute(let a): return a.hysteresis == 0 ? .absRate : .absHysteresis
         case .relative: return .relRate
         }
     }
@@ -144,18 +206,49 @@ public struct NoiseFilter: Sendable {
         }
     }
 
-    /// The earliest time held values are due, if any.
-    public var nextDeadline: Int64? {
-        var best: Int64? = nil
-        for s in slots {
-            if let d = s.deadline, best == nil || d < best! { best = d }
+    /// Sets slot `index`'s deadline, keeping `armed` and `earliest` with it: only a change
+    /// of the earliest slot's own deadline makes it look again, and then through the armed
+    /// slots only.
+    private mutating func setDeadline(_ index: Int, _ deadline: Int64?) {
+        let old = slots[index].deadline
+        if old == deadline { return }
+        slots[index].deadline = deadline
+        if let deadline {
+            if old == nil {
+                slots[index].armedAt = Int32(armed.count)
+                armed.append(Int32(index))
+            }
+            if let first = earliest, first <= deadline {
+                if old == first && deadline > first { findEarliest() }   // the earliest moved later
+            } else {
+                earliest = deadline
+            }
+        } else {
+            let at = Int(slots[index].armedAt)
+            let moved = armed.removeLast()
+            if at < armed.count {
+                armed[at] = moved
+                slots[Int(moved)].armedAt = Int32(at)
+            }
+            slots[index].armedAt = -1
+            if old == earliest { findEarliest() }
         }
-        return best
     }
 
-    /// Whether any value is held for later.
-    public var hasHeldValues: Bool { slots.contains { $0.deadline != nil } }
+    private mutating func findEarliest() {
+        var best: Int64? = nil
+        for index in armed {
+            let d = slots[Int(index)].deadline!
+            if best == nil || d < best! { best = d }
+        }
+        earliest = best
+    }
 
+    /// The earliest time held values are due, if any.
+    public var nextDeadline: Int64? { earliest }
+
+    /// Whether any value is held for later.
+    public var hasHeldValues: Bool { !armed.isEmpty }
     /// Filters one frame; returns the frame to deliver now, or nil if nothing is left.
     public mutating func process(_ frame: InputFrame) -> InputFrame? {
         let now = max(frame.time, lastTime)
@@ -195,6 +288,7 @@ public struct NoiseFilter: Sendable {
         let count = out?.count ?? frame.events.count
         if count == 0 || (removed && !stateful) {
             counters.framesDropped &+= 1
+            counters.mscDropped &+= UInt64(count)   // what is left is EV_MSC only
             return nil
         }
         counters.framesOut &+= 1
@@ -205,61 +299,66 @@ public struct NoiseFilter: Sendable {
 
     /// One input through its code's filter: the value to deliver now, or nil.
     private mutating func filter(_ index: Int, _ value: Int32, now: Int64) -> Int32? {
-        let kind = Self.counterKind(slots[index])
-        switch slots[index].kind {
-        case .chatter:
-            let step = slots[index].key.on(value == 0 ? .release : .press, at: now)
-            slots[index].deadline = slots[index].key.deadline
-            counters[kind].dropped &+= UInt64(step.dropped)
+        switch slots[index].state {
+        case .chatter(var key):
+            let step = key.on(value == 0 ? .release : .press, at: now)
+            slots[index].state = .chatter(key)
+            setDeadline(index, key.deadline)
+            counters[.keyChatter].dropped &+= UInt64(step.dropped)
             return step.emit
-        case .debounce:
-            if slots[index].debounce.pending != nil { counters[kind].dropped &+= 1 }
-            if case .arm(let deadline, let token) = slots[index].debounce.onNext(value, now: now) {
-                slots[index].deadline = deadline
-                slots[index].token = token
-            }
+        case .debounce(var d):
+            if d.state.pending != nil { counters[.debounce].dropped &+= 1 }
+            let action = d.state.onNext(value, now: now)
+            if case .arm(_, let token) = action { d.token = token }
+            slots[index].state = .debounce(d)
+            if case .arm(let deadline, _) = action { setDeadline(index, deadline) }
             return nil
-        case .absolute:
-            let s = slots[index]
-            if let last = s.lastOut, abs(Int64(value) - Int64(last)) <= Int64(s.hysteresis) {
+        case .hysteresis(var h):
+            if let last = h.lastOut, abs(Int64(value) - Int64(last)) <= Int64(h.hysteresis) {
+                counters[.absHysteresis].dropped &+= 1
+                return nil
+            }
+            h.lastOut = value
+            slots[index].state = .hysteresis(h)
+            return value
+        case .absolute(var a):
+            if let last = a.lastOut, abs(Int64(value) - Int64(last)) <= Int64(a.hysteresis) {
                 counters[.absHysteresis].dropped &+= 1
                 // The axis is back near the delivered value: a value kept for the window's
                 // end is stale now (latest wins), so it must not be delivered.
-                if slots[index].throttle.discardKept() != nil {
+                if a.throttle.discardKept() != nil {
                     counters[.absRate].dropped &+= 1
+                    slots[index].state = .absolute(a)
                 }
                 return nil
             }
-            guard s.throttle.dueTime > 0 else {
-                slots[index].lastOut = value
-                return value
-            }
-            let hadKept = s.throttle.kept != nil
-            switch slots[index].throttle.onNext(value, now: now) {
+            let hadKept = a.throttle.kept != nil
+            if hadKept { counters[.absRate].dropped &+= 1 }   // superseded by this value
+            switch a.throttle.onNext(value, now: now) {
             case .emit(let v), .emitAndDisarm(let v):
-                if hadKept {
-                    counters[.absRate].dropped &+= 1
-                    slots[index].deadline = nil
-                }
-                slots[index].lastOut = v
+                a.lastOut = v
+                slots[index].state = .absolute(a)
+                if hadKept { setDeadline(index, nil) }
                 return v
             case .arm(let deadline, let token):
-                if hadKept { counters[.absRate].dropped &+= 1 }
-                slots[index].deadline = deadline
-                slots[index].token = token
+                a.token = token
+                slots[index].state = .absolute(a)
+                setDeadline(index, deadline)
                 return nil
             default:
-                if hadKept { counters[.absRate].dropped &+= 1 }
+                slots[index].state = .absolute(a)
                 return nil
             }
-        case .relative:
-            if let end = slots[index].windowEnd, now < end {
-                slots[index].sum &+= value
-                counters[kind].merged &+= 1
-                if slots[index].deadline == nil { slots[index].deadline = end }
+        case .relative(var r):
+            if let end = r.windowEnd, now < end {
+                r.sum &+= value
+                slots[index].state = .relative(r)
+                counters[.relRate].merged &+= 1
+                if slots[index].deadline == nil { setDeadline(index, end) }
                 return nil
             }
-            slots[index].windowEnd = now + slots[index].interval
+            r.windowEnd = now + r.interval
+            slots[index].state = .relative(r)
             return value
         }
     }
@@ -267,51 +366,75 @@ public struct NoiseFilter: Sendable {
     /// Delivers what has settled by `time` as one frame (time = `time`), or nil.
     public mutating func fire(at time: Int64) -> InputFrame? {
         lastTime = max(lastTime, time)
+        guard let first = earliest, first <= time else { return nil }
+        // The due slots, in slot order (the order of the frame's events); each fires once,
+        // even when it arms again for a time not later than `time`.
+        var due = self.due
+        self.due = []
+        due.removeAll(keepingCapacity: true)
+        for index in armed where slots[Int(index)].deadline! <= time { due.append(index) }
+        if due.count > 1 { due.sort() }
         var out: [InputEvent] = []
-        for index in slots.indices {
-            guard let deadline = slots[index].deadline, deadline <= time else { continue }
-            slots[index].deadline = nil
-            let s = slots[index]
-            let kind = Self.counterKind(s)
-            switch s.kind {
-            case .chatter:
-                let step = slots[index].key.on(.timeout, at: deadline)
-                slots[index].deadline = slots[index].key.deadline
-                counters[kind].dropped &+= UInt64(step.dropped)
-                if step.spuriousTurnedOn { spuriousTurnedOn.append(s.code) }
+        for i in due {
+            let index = Int(i)
+            let deadline = slots[index].deadline!
+            setDeadline(index, nil)
+            let type = slots[index].type, code = slots[index].code
+            switch slots[index].state {
+            case .chatter(var key):
+                let step = key.on(.timeout, at: deadline)
+                slots[index].state = .chatter(key)
+                setDeadline(index, key.deadline)
+                counters[.keyChatter].dropped &+= UInt64(step.dropped)
+                if step.spuriousTurnedOn { spuriousTurnedOn.append(code) }
                 if let v = step.emit {
-                    counters[kind].delayed &+= 1
-                    out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
+                    counters[.keyChatter].delayed &+= 1
+                    out.append(InputEvent(time: deadline, type: type, code: code, value: v))
                 }
-            case .absolute:
-                guard case .emit(let v) = slots[index].throttle.onTick(s.token, now: deadline) else { continue }
-                let unchanged = s.lastOut.map { abs(Int64(v) - Int64($0)) <= Int64(s.hysteresis) } ?? false
-                if unchanged {
+            case .hysteresis:
+                continue   // never armed
+            case .absolute(var a):
+                let action = a.throttle.onTick(a.token, now: deadline)
+                guard case .emit(let v) = action else {
+                    slots[index].state = .absolute(a)
+                    continue
+                }
+                if let last = a.lastOut, abs(Int64(v) - Int64(last)) <= Int64(a.hysteresis) {
+                    slots[index].state = .absolute(a)
                     counters[.absHysteresis].dropped &+= 1
                     continue
                 }
                 counters[.absRate].delayed &+= 1
-                slots[index].lastOut = v
-                out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
-            case .debounce:
-                guard case .emit(let v) = slots[index].debounce.onTick(s.token) else { continue }
-                if s.lastOut == v {
-                    counters[kind].dropped &+= 1
+                a.lastOut = v
+                slots[index].state = .absolute(a)
+                out.append(InputEvent(time: deadline, type: type, code: code, value: v))
+            case .debounce(var d):
+                let action = d.state.onTick(d.token)
+                guard case .emit(let v) = action else {
+                    slots[index].state = .debounce(d)
                     continue
                 }
-                counters[kind].delayed &+= 1
-                slots[index].lastOut = v
-                out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: v))
-            case .relative:
-                if s.sum != 0 {
-                    out.append(InputEvent(time: deadline, type: s.type, code: s.code, value: s.sum))
-                    slots[index].sum = 0
-                    slots[index].windowEnd = deadline + s.interval
-                } else {
-                    slots[index].windowEnd = nil
+                if d.lastOut == v {
+                    slots[index].state = .debounce(d)
+                    counters[.debounce].dropped &+= 1
+                    continue
                 }
+                counters[.debounce].delayed &+= 1
+                d.lastOut = v
+                slots[index].state = .debounce(d)
+                out.append(InputEvent(time: deadline, type: type, code: code, value: v))
+            case .relative(var r):
+                if r.sum != 0 {
+                    out.append(InputEvent(time: deadline, type: type, code: code, value: r.sum))
+                    r.sum = 0
+                    r.windowEnd = deadline + r.interval
+                } else {
+                    r.windowEnd = nil
+                }
+                slots[index].state = .relative(r)
             }
         }
+        self.due = due
         guard !out.isEmpty else { return nil }
         counters.framesOut &+= 1
         counters.eventsOut &+= UInt64(out.count)

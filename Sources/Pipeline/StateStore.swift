@@ -154,7 +154,7 @@ extension StateStore {
         static let hasTime = lastTime + 1
         static let counterBase = hasTime + 1
         enum Counter: Int, CaseIterable {
-            case framesIn, eventsIn, framesOut, eventsOut, framesDropped, synDropped
+            case framesIn, eventsIn, framesOut, eventsOut, framesDropped, synDropped, mscDropped
         }
         static let filterBase = counterBase + Counter.allCases.count
         /// The filters (made once: `allCases` builds an array).
@@ -257,6 +257,7 @@ extension StateStore {
                 set(Slot.counterBase + Counter.eventsOut.rawValue, c.eventsOut)
                 set(Slot.counterBase + Counter.framesDropped.rawValue, c.framesDropped)
                 set(Slot.counterBase + Counter.synDropped.rawValue, c.synDropped)
+                set(Slot.counterBase + Counter.mscDropped.rawValue, c.mscDropped)
                 // One line per `FilterKind`, as in `filterWord` (whose switch is exhaustive);
                 // StateStoreTests.snapshotFields reads every filter's counts back.
                 setFilter(.keyChatter, c)
@@ -312,6 +313,7 @@ extension StateStore {
             counters.eventsOut = w[counterBase + Counter.eventsOut.rawValue]
             counters.framesDropped = w[counterBase + Counter.framesDropped.rawValue]
             counters.synDropped = w[counterBase + Counter.synDropped.rawValue]
+            counters.mscDropped = w[counterBase + Counter.mscDropped.rawValue]
             for kind in Slot.filterKinds {
                 let i = filterWord(kind)
                 counters[kind] = FilterCounts(dropped: w[i], delayed: w[i + 1], merged: w[i + 2])

@@ -96,7 +96,8 @@ public enum EvtestReader {
             events.append(InputEvent(time: offset * 1000, type: event.type, code: event.code, value: event.value))
         }
         if events.isEmpty {
-            throw RecordingError(file: file, line: 0, reason: .noEvents(
+            // At the end, where the events were missing (line 0 is for a file that could not be read).
+            throw RecordingError(file: file, line: max(1, text.count), reason: .noEvents(
                 "the file has no Event: lines (a description alone is not a recording)"))
         }
         let device = header.build(events: events)

@@ -82,17 +82,18 @@ public struct RecordedDevice: Hashable, Sendable {
 
 /// Events grouped into `InputFrame`s, plus whatever followed the last `SYN_REPORT`.
 ///
-/// A frame is every event after the previous `SYN_REPORT` up to (not including) the next one;
-/// its time is that `SYN_REPORT`'s time. `SYN_MT_REPORT` and `SYN_DROPPED` stay inside frames
-/// as ordinary events (they are not frame ends). A `SYN_REPORT` directly after another gives a
-/// frame with no events: the kernel sent it, so it is kept. Events after the last
-/// `SYN_REPORT` (a recording cut off mid-frame) are not a frame, because nothing says the
-/// hardware report was complete; they are returned in `incompleteFrame` instead of being
-/// dropped silently, and the caller decides (ReplaySource may deliver or drop them).
+/// The grouping is `FrameAssembler`'s, the live reader's: a frame is every event after the
+/// previous frame up to (not including) the next `SYN_REPORT`, timed at that report; a
+/// `SYN_DROPPED` discards the unfinished frame and is a frame of its own; `SYN_MT_REPORT`
+/// stays inside its frame. A `SYN_REPORT` directly after another gives a frame with no
+/// events: the kernel sent it, so it is kept. Events after the last frame (a recording cut
+/// off mid-frame) are not a frame, because nothing says the hardware report was complete;
+/// they are returned in `incompleteFrame` instead of being dropped silently, and the caller
+/// decides (ReplaySource may deliver or drop them).
 public struct FramedEvents: Hashable, Sendable {
     /// The complete frames, in order.
     public var frames: [InputFrame]
-    /// Events after the last `SYN_REPORT`; empty when the events end on a frame boundary.
+    /// Events after the last frame; empty when the events end on a frame boundary.
     public var incompleteFrame: [InputEvent]
 
     /// Groups `events` (in time order) into frames.
@@ -119,12 +120,16 @@ extension Recording {
     /// description, or for evtest events an evtest header, any file name) or else, for evemu,
     /// from the `.desc` file beside it (`EvemuReader.descriptionFile(forEvents:)`); when none is
     /// found the error lists the names tried. A file with a description but no events is an
-    /// error (`noEvents`), not a device that never sends.
+    /// error (`noEvents`, at the file's last line), not a device that never sends. A file in
+    /// none of the formats (text, an empty file) is `notARecording`, at its first line that is
+    /// not blank or a comment (line 1 when it has none).
     public static func read(contentsOf url: URL, description: URL? = nil) throws(RecordingError) -> Recording {
         let bytes = try EvemuReader.loadFile(url)
         let recording = try readAny(bytes, url: url, description: description)
         if recording.devices.allSatisfy({ $0.events.isEmpty }) {
-            throw RecordingError(file: url.path, line: 0, reason: .noEvents(
+            // Line 0 is for a file that could not be read (docs/formats/evemu.md, "Errors"):
+            // this one was read to its end, and that is where the events were missing.
+            throw RecordingError(file: url.path, line: lineCount(bytes), reason: .noEvents(
                 "the file describes a device but holds no events (a description file is not a recording)"))
         }
         return recording
@@ -133,7 +138,7 @@ extension Recording {
     private static func readAny(_ bytes: [UInt8], url: URL, description: URL?) throws(RecordingError) -> Recording {
         if looksLikeYAML(bytes) {
             if let description {
-                throw RecordingError(file: description.path, line: 0, reason: .misplacedLine(
+                throw RecordingError(file: url.path, line: firstContentLine(bytes)?.line ?? 1, reason: .misplacedLine(
                     "a libinput recording holds its own description; --desc is for evemu and evtest events"))
             }
             return try LibinputRecordReader.parse(bytes, file: url.path)
@@ -155,9 +160,16 @@ extension Recording {
             return Recording(devices: [device], startMicroseconds: events.startMicroseconds,
                              timestampKind: events.timestampKind)
         }
+        try requireEvemu(bytes, file: url.path)
         if let description {
-            return try EvemuReader.parse(events: bytes, file: url.path,
-                                         description: try EvemuReader.loadFile(description),
+            let descriptionBytes = try EvemuReader.loadFile(description)
+            if EvtestReader.looksLikeEvtest(descriptionBytes) {
+                // Not the header's first line that is wrong: these events are evemu's.
+                throw RecordingError(file: url.path, line: firstContentLine(bytes)?.line ?? 1, reason: .missingDescription(
+                    "evemu events need an evemu description (N:, I:, B: lines); --desc names "
+                        + "\(description.path), an evtest header, which describes evtest events"))
+            }
+            return try EvemuReader.parse(events: bytes, file: url.path, description: descriptionBytes,
                                          descriptionFile: description.path)
         }
         do {
@@ -174,6 +186,47 @@ extension Recording {
                                          description: try EvemuReader.loadFile(found),
                                          descriptionFile: found.path)
         }
+    }
+
+    /// The first line that is not blank or a comment: its 1-based number and its text.
+    static func firstContentLine(_ bytes: [UInt8]) -> (line: Int, text: Substring)? {
+        var line = 0
+        var start = bytes.startIndex
+        while start < bytes.endIndex {   // stops at the first such line: no pass over the file
+            line += 1
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+            let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }   // space, tab, CR
+            var text = bytes[start..<end]
+            while let c = text.first, blank(c) { text = text.dropFirst() }
+            while let c = text.last, blank(c) { text = text.dropLast() }
+            if let c = text.first, c != UInt8(ascii: "#") { return (line, Substring(String(decoding: text, as: UTF8.self))) }
+            start = end + 1
+        }
+        return nil
+    }
+
+    /// The number of the file's last line (1 for an empty file).
+    static func lineCount(_ bytes: [UInt8]) -> Int {
+        let breaks = bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        return max(1, bytes.last == UInt8(ascii: "\n") ? breaks : breaks + 1)
+    }
+
+    /// Refuses a file that is in none of the formats — text, an empty file — by name, instead
+    /// of letting the evemu reader (the fallback) complain about a line prefix or a missing
+    /// description. Called after the YAML and evtest checks. Files the evemu reader names
+    /// itself (hid-recorder, sessions: `EvemuReader.rejectForeignFormats`) pass.
+    static func requireEvemu(_ bytes: [UInt8], file: String) throws(RecordingError) {
+        if bytes.starts(with: Array("# HID".utf8)) || bytes.starts(with: Array(SessionReader.magicPrefix.utf8)) { return }
+        guard let (line, text) = firstContentLine(bytes) else {
+            throw RecordingError(file: file, line: 1, reason: .notARecording(
+                bytes.isEmpty ? "the file is empty" : "the file holds only blank lines and comments"))
+        }
+        // evemu's line prefixes (column 0), and hid-recorder's R: and D:, which the evemu
+        // reader refuses by name.
+        let prefixes: Set<Character> = ["N", "I", "P", "B", "A", "L", "S", "E", "R", "D"]
+        if text.count >= 2, let first = text.first, prefixes.contains(first), text.dropFirst().first == ":" { return }
+        throw RecordingError(file: file, line: line, reason: .notARecording(
+            "line \(line) starts with '\(text.prefix(24))'"))
     }
 
     /// A minimal evtest header for `info` (so evtest events can use an evemu description).
@@ -203,34 +256,49 @@ extension Recording {
 }
 
 /// One device's frames, stored flat: the events of every frame in order (no
-/// `SYN_REPORT`s) and where each frame ends — the grouping rule of `FramedEvents`, which is
-/// built from it. `ReplaySource` keeps frames this way and copies a frame's events into one
+/// `SYN_REPORT`s) and where each frame ends — `FrameAssembler`'s grouping, the live
+/// reader's; `FramedEvents` is built from it. `ReplaySource` keeps frames this way and copies a frame's events into one
 /// reused array when it plays it, so a replay holds no array per frame and frees none.
 struct FrameTable {
     private(set) var events: [InputEvent] = []
     /// Per frame: its `SYN_REPORT`'s time and the end of its events in `events`.
     private(set) var ends: [(time: Int64, end: Int)] = []
-    /// Events after the last `SYN_REPORT` (not a frame; not kept).
+    /// Events after the last frame (not a frame; not kept).
     private(set) var incompleteEvents = 0
 
     init() {}
 
-    /// The frames of a recording's `events` (in time order).
+    /// The frames of a recording's `events` (in time order), grouped by `FrameAssembler`'s rule.
     init(grouping all: [InputEvent]) {
         // Counted first, so both tables are made at their size and filled without a
-        // capacity check per event (this runs once per replayed event).
-        var frameCount = 0
-        for event in all where event.isSynReport { frameCount += 1 }
+        // capacity check per event (this runs once per replayed event). Every report and
+        // every SYN_DROPPED ends a frame; the events table holds at most the rest.
+        var frameCount = 0, reports = 0
+        for event in all {
+            switch FrameAssembler.step(event) {
+            case .append: break
+            case .report: frameCount += 1; reports += 1
+            case .dropped: frameCount += 1
+            }
+        }
         var ends: [(time: Int64, end: Int)] = []
         ends.reserveCapacity(frameCount)
         var incomplete = 0
-        events = Array(unsafeUninitializedCapacity: all.count - frameCount) { buffer, count in
+        events = Array(unsafeUninitializedCapacity: all.count - reports) { buffer, count in
             for event in all {
-                if event.isSynReport {
-                    ends.append((event.time, count))
-                } else {
+                switch FrameAssembler.step(event) {
+                case .append:
                     (buffer.baseAddress! + count).initialize(to: event)
                     count += 1
+                case .report:
+                    ends.append((event.time, count))
+                case .dropped:
+                    // The unfinished frame is incomplete: its events go (trivial values,
+                    // nothing to deinitialise); the SYN_DROPPED is a frame of its own.
+                    count = ends.last?.end ?? 0
+                    (buffer.baseAddress! + count).initialize(to: event)
+                    count += 1
+                    ends.append((event.time, count))
                 }
             }
             let framed = ends.last?.end ?? 0

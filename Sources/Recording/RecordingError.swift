@@ -46,6 +46,8 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
         case noEvents(String)
         /// The file is some other kind of recording; the text says which.
         case notAnEvdevRecording(String)
+        /// The file is no recording at all (text, an empty file); the text says what it holds.
+        case notARecording(String)
         /// The YAML parser (libyaml, composed by `YAMLComposer`) rejected the file.
         case yaml(String)
         /// Valid YAML whose shape is not a libinput recording.
@@ -71,6 +73,8 @@ public struct RecordingError: Error, Hashable, Sendable, CustomStringConvertible
             case .missingDescription(let why): return "missing device description: \(why)"
             case .noEvents(let why): return "no events: \(why)"
             case .notAnEvdevRecording(let what): return "not an evdev recording: \(what)"
+            case .notARecording(let what):
+                return "not a recording in a format evflow reads (evemu, evtest, libinput record, session): \(what)"
             case .yaml(let problem): return "YAML error: \(problem)"
             case .badStructure(let why): return "not a libinput recording: \(why)"
             case .impossibleAxis(let code, let problem):

@@ -76,6 +76,7 @@ enum Render {
         line("frames", "\(c.framesIn) in, \(c.framesOut) out")
         line("events", "\(c.eventsIn) in, \(c.eventsOut) out")
         line("syn_dropped", String(c.synDropped))
+        line("msc_dropped", String(c.mscDropped))
         line("dropped", counts(c.droppedByFilter))
         return out
     }

@@ -33,6 +33,7 @@ import Testing
             counters.eventsOut = 7
             counters.framesDropped = 1
             counters.synDropped = 1
+            counters.mscDropped = 2
             // Every filter with counts of its own: a filter the slot does not write, or writes
             // into another's words, comes back wrong.
             for (i, kind) in FilterKind.allCases.enumerated() {

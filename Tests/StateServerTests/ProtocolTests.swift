@@ -443,7 +443,7 @@ private let mouse = DeviceInfo(
         w.appendState(report, tag: .string("s"))
         let line = text(w.bytes)
         #expect(line.contains(#""keys_down":["KEY_A","BTN_LEFT"],"abs":{"ABS_X":512,"ABS_Y":-4},"switches":{"SW_LID":1},"leds":{"LED_NUML":1,"LED_CAPSL":0},"last_event":81234567890123"#))
-        #expect(line.contains(#""counters":{"frames_in":1520,"events_in":4012,"frames_out":1388,"events_out":3702,"syn_dropped":2,"dropped":{"abs-hysteresis":4,"key-debounce":310}}"#))
+        #expect(line.contains(#""counters":{"frames_in":1520,"events_in":4012,"frames_out":1388,"events_out":3702,"syn_dropped":2,"msc_dropped":0,"dropped":{"abs-hysteresis":4,"key-debounce":310}}"#))
         let m = try #require(try decodedLines(w.bytes).first)
         #expect(m["id"] as? String == "s")
         let device = try #require(m["device"] as? [String: Any])

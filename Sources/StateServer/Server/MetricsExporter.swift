@@ -140,6 +140,7 @@ final class MetricsExporter: Sendable {
             count(&counters, "evflow_device_events_out_total", labels, c.eventsOut)
             count(&counters, "evflow_device_frames_dropped_total", labels, c.framesDropped)
             count(&counters, "evflow_device_syn_dropped_total", labels, c.synDropped)
+            count(&counters, "evflow_device_msc_dropped_total", labels, c.mscDropped)
             for kind in FilterKind.allCases {
                 let f = c[kind]
                 var l = labels
