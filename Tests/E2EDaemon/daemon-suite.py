@@ -389,7 +389,7 @@ def case_access():
     os.remove(f"{dropin}/allow.conf")
     sh(["systemctl", "daemon-reload"], check=True)
     sh(["systemctl", "restart", "evflowd.service"], check=True)
-    ok = (outsider.returncode == 69 and "Permission denied" in outsider.stderr
+    ok = (outsider.returncode == 69 and "permission denied" in outsider.stderr.lower()
           and member.returncode == 69 and "(not-permitted)" in member.stderr
           and admin.returncode == 0 and "AT Translated Set 2 keyboard" in admin.stdout
           and stats["closed"].get("not-permitted", 0) >= 1)
