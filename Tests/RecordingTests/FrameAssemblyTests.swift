@@ -75,7 +75,8 @@ struct FrameAssemblyTests {
         #expect(completed)
         #expect(played == live(recording.devices[0].events))
         #expect(played.contains { $0.events == [ev(20, EventType.syn, SynCode.dropped, 0)] })
-        devices.dispose()
+        devices.dispose()   // the stop is scheduled ...
         frames.dispose()
+        scheduler.run()     // ... and runs: a queued stop holds the player (and the scheduler) until then
     }
 }
