@@ -182,7 +182,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         do {
             session = try SessionReader.parse(bytes, file: Self.fileName)
         } catch {
-            // As for recordings: the file and a line it has, or line 0 for "no device at all".
+            // As for recordings: the file and a line it has (line 0 only for an unreadable file).
             try checkRejection(error, lines: Self.lineCount(bytes))
             return
         }
@@ -278,7 +278,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         } catch {
             guard !error.message.isEmpty else { throw fail("empty error message for \(error)") }
             switch error.kind {
-            case .lineTooLong, .notJSON, .notAnObject: break   // the line as a whole
+            case .lineTooLong, .notJSON, .notAnObject, .numberOutOfRange(field: nil): break   // the line as a whole
             default:
                 // The field as the request spelt it (an empty JSON key is the field "").
                 guard error.field != nil else { throw fail("error names no field: \(error)") }

@@ -256,7 +256,9 @@ public enum SessionReader {
         mutating func finish(lines: Int) throws(RecordingError) -> Session {
             try finishBlock()
             guard !devices.isEmpty else {
-                throw RecordingError(file: file, line: 0, reason: .noEvents("the session describes no device (no D: line)"))
+                // The file's last line, as "no events" in a recording: line 0 is for a file that
+                // could not be read (docs/formats).
+                throw RecordingError(file: file, line: max(lines, 1), reason: .noEvents("the session describes no device (no D: line)"))
             }
             if let never = everAdded.firstIndex(of: false) {
                 throw RecordingError(file: file, line: deviceLines[never], reason: .badSession(

@@ -134,7 +134,7 @@ struct SessionTests {
         ("", 1, .badSession("the first line must be '# EVFLOW SESSION 1'")),
         ("# EVEMU 1.3\nN: x\n", 1, .badSession("the first line must be '# EVFLOW SESSION 1'")),
         ("# EVFLOW SESSION 2\n", 1, .badSession("unsupported session version '2' (this reader reads 1)")),
-        ("# EVFLOW SESSION 1\n", 0, .noEvents("the session describes no device (no D: line)")),
+        ("# EVFLOW SESSION 1\n", 1, .noEvents("the session describes no device (no D: line)")),
         ("# EVFLOW SESSION 1\nN: x\n", 2, .misplacedLine("N: line before the first D: line")),
         ("# EVFLOW SESSION 1\nadd: 0.000000 k\n", 2, .missingDescription("a timeline line before any D: device block")),
         ("# EVFLOW SESSION 1\nD: k\nN: Key\nadd: 0.000000 k\n", 2, .missingDescription("no I: line")),
