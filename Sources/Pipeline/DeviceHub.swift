@@ -28,7 +28,7 @@ import Synchronization
 /// nothing is called under it.
 public final class DeviceHub: @unchecked Sendable {
     /// One open device's streams and resources. Confined to the scheduler.
-    private final class Session: @unchecked Sendable {
+    private final class DeviceSession: @unchecked Sendable {
         let info: DeviceInfo
         let slot: StateStore.Slot
         let raw = PublishSubject<InputFrame>()
@@ -80,7 +80,7 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// The open sessions and the watchers, shared with the server's threads.
     private struct Registry {
-        var sessions: [DeviceID: Session] = [:]
+        var sessions: [DeviceID: DeviceSession] = [:]
         var watchers: [UInt64: Watcher] = [:]
         var nextWatcher: UInt64 = 0
         var nextSequence = 0
@@ -243,14 +243,14 @@ public final class DeviceHub: @unchecked Sendable {
     }
 
     /// Starts a session: the store's slot, the watchers' streams.
-    private func open(_ info: DeviceInfo) -> Session {
+    private func open(_ info: DeviceInfo) -> DeviceSession {
         // A device with the id of a present one (a re-plug whose removal has not arrived):
         // the newer one wins, the older session ends.
         if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
         let slot = store.add(info)
-        let (session, watchers) = registry.withLock { r -> (Session, [Watcher]) in
+        let (session, watchers) = registry.withLock { r -> (DeviceSession, [Watcher]) in
             r.nextSequence += 1
-            let session = Session(info: info, slot: slot, settings: config.settings(for: info), sequence: r.nextSequence)
+            let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), sequence: r.nextSequence)
             r.sessions[info.id] = session
             return (session, Array(r.watchers.values))
         }
@@ -261,7 +261,7 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Ends a session once: the filter stage is disposed, the slot leaves the store, the
     /// watchers' streams complete, and so does the device's inner sequence in `run`'s merge.
-    private func close(_ session: Session) {
+    private func close(_ session: DeviceSession) {
         if session.closed { return }
         session.closed = true
         session.frames.dispose()
@@ -306,7 +306,7 @@ public final class DeviceHub: @unchecked Sendable {
                     observer.onCompleted()
                     return Disposables.create()
                 }
-                let (id, present, first) = registry.withLock { r -> (UInt64, [Session], Bool) in
+                let (id, present, first) = registry.withLock { r -> (UInt64, [DeviceSession], Bool) in
                     r.nextWatcher += 1
                     r.watchers[r.nextWatcher] = Watcher(raw: raw, observer: later)
                     defer { r.watched = true }

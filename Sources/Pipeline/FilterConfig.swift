@@ -102,6 +102,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var relMinInterval: Int64?
         /// Per-code filters, by (type, code).
         public var codes: [CodeKey: CodeFilterSpec] = [:]
+        /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
+        public var output: OutputMode?
 
         /// Creates a rule.
         public init(match: Match) { self.match = match }
@@ -133,9 +135,24 @@ public struct FilterConfig: Hashable, Sendable {
     public var defaults = Defaults()
     /// The rules, in file order.
     public var rules: [Rule] = []
+    /// The keys that, held together on any grabbed device's raw stream, release every grab
+    /// until the next reload or restart (`panic_chord`); the default is keyd's.
+    public var panicChord: Set<UInt16> = FilterConfig.defaultPanicChord
+    /// KEY_BACKSPACE + KEY_ESC + KEY_ENTER.
+    public static let defaultPanicChord: Set<UInt16> = [14, 1, 28]
 
     /// The built-in configuration (no file).
     public init() {}
+
+    /// Where one device's filtered stream goes: the last matching rule's `output`, else
+    /// `observe`.
+    public func outputMode(for device: DeviceInfo) -> OutputMode {
+        var mode = OutputMode.observe
+        for rule in rules where rule.match.matches(device) {
+            mode = rule.output ?? mode
+        }
+        return mode
+    }
 
     /// Resolves the filters of one device.
     public func settings(for device: DeviceInfo) -> DeviceFilterSettings {
