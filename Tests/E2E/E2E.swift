@@ -54,6 +54,7 @@ struct E2E {
         let monitor = InputDeviceMonitor(loop: loop)
         let recorder = Recorder()
         let frameSubscriptions = CounterBox()
+        let ports = OutputPorts()
         // Every device's stream is followed to its end (recorded as `removed`); the suite's own
         // devices also get a frame log. Frames are subscribed in the handler: nothing is missed.
         var subscription: Disposable? = monitor.devices.subscribe(onNext: { stream in
@@ -63,6 +64,8 @@ struct E2E {
             if case .open = stream.access, info.name.hasPrefix(prefix) {
                 frameSubscriptions.value += 1
                 log = recorder.startLog(info)
+                // Only the twin case's device: a port keeps its device's handle alive.
+                if info.name.hasPrefix("\(prefix) twin"), let port = stream.output { ports.set(info.name, port) }
             }
             _ = stream.frames.subscribe(
                 onNext: { frame in if let log { recorder.frame(frame, log: log) } },
@@ -91,6 +94,7 @@ struct E2E {
             ("vanish", { vanishMidRead(monitor, recorder, report) }),
             ("permissions", { permissions(monitor, recorder, report) }),
             ("overflow", { overflow(report) }),
+            ("twin", { twin(monitor, loop, recorder, ports, report) }),
         ]
         for round in 1...repetitions {
         if repetitions > 1 { say("=== round \(round) of \(repetitions)") }
