@@ -11,8 +11,10 @@ import Glibc
 /// Cloned: every event type and code but `EV_FF` (`EV_KEY`, `EV_REL`, `EV_ABS` with its
 /// absinfo, `EV_MSC`, `EV_SW`, `EV_LED`, `EV_SND`, `EV_REP`), the input properties, the id
 /// (bus, vendor, product, version — the same bus, so libinput still pairs an internal keyboard
-/// with its touchpad for disable-while-typing) and `phys`. The name is the physical name with
-/// ` (evflow)` appended (cut so the whole fits uinput's 80 bytes); uinput cannot set `uniq`.
+/// with its touchpad for disable-while-typing). The name is the physical name with ` (evflow)`
+/// appended (cut so the whole fits uinput's 80 bytes). `phys` and `uniq` are left empty:
+/// libevdev's uinput creation sets neither, uinput cannot set `uniq` at all, and an empty
+/// `phys` keeps a rule that matches the physical device by `phys` off the twin.
 ///
 /// Created through libevdev's uinput API (`LIBEVDEV_UINPUT_OPEN_MANAGED`: libevdev opens and
 /// closes `/dev/uinput`). Tracks the keys and buttons held on the twin, so `releaseAll` can
@@ -124,7 +126,6 @@ final class VirtualDevice {
         libevdev_set_id_vendor(target, libevdev_get_id_vendor(source))
         libevdev_set_id_product(target, libevdev_get_id_product(source))
         libevdev_set_id_version(target, libevdev_get_id_version(source))
-        if let phys = libevdev_get_phys(source) { libevdev_set_phys(target, phys) }
         for type in 1...UInt32(EV_MAX) where type != UInt32(EV_FF) && libevdev_has_event_type(source, type) == 1 {
             libevdev_enable_event_type(target, type)
             let max = libevdev_event_type_get_max(type)

@@ -11,6 +11,8 @@ import Glibc
 @main
 struct E2E {
     static let prefix = "evflow e2e"
+    /// The guest's own keyboard (QEMU's i8042): real LEDs, autorepeat and scan codes.
+    static let atKeyboard = "AT Translated Set 2 keyboard"
     /// Add/remove cycles of the leak case (`scripts/e2e cycles=N` to change).
     nonisolated(unsafe) static var cycleCount = 200
     /// How many times each selected case runs (`repeat=N`, for hunting intermittent failures).
@@ -64,8 +66,11 @@ struct E2E {
             if case .open = stream.access, info.name.hasPrefix(prefix) {
                 frameSubscriptions.value += 1
                 log = recorder.startLog(info)
-                // Only the twin case's device: a port keeps its device's handle alive.
-                if info.name.hasPrefix("\(prefix) twin"), let port = stream.output { ports.set(info.name, port) }
+            }
+            // Only the twin case's devices: a port keeps its device's handle alive.
+            if case .open = stream.access, info.name.hasPrefix("\(prefix) twin") || info.name == atKeyboard,
+               let port = stream.output {
+                ports.set(info.name, port)
             }
             _ = stream.frames.subscribe(
                 onNext: { frame in if let log { recorder.frame(frame, log: log) } },

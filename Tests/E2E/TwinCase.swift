@@ -58,11 +58,11 @@ extension E2E {
                      && readFile("\(twinSys)/name")?.trimmingNewline() == physical.name + " (evflow)",
                      "twin: under /devices/virtual/input, named like the device + \" (evflow)\"",
                      "\(twinPath) \(readFile("\(twinSys)/name")?.trimmingNewline() ?? "?")")
-        let cloned = ["id/bustype", "id/vendor", "id/product", "id/version", "phys", "properties",
+        let cloned = ["id/bustype", "id/vendor", "id/product", "id/version", "properties",
                       "capabilities/ev", "capabilities/key", "capabilities/rel", "capabilities/abs",
                       "capabilities/msc", "capabilities/led", "capabilities/snd", "capabilities/sw"]
         let differing = cloned.filter { readFile("\(physicalSys)/\($0)") != readFile("\(twinSys)/\($0)") }
-        report.check(differing.isEmpty, "twin: id (bus, vendor, product, version), phys, properties and capabilities cloned",
+        report.check(differing.isEmpty, "twin: id (bus, vendor, product, version), properties and capabilities cloned",
                      differing.map { "\($0): \(readFile("\(physicalSys)/\($0)")?.trimmingNewline() ?? "-") vs \(readFile("\(twinSys)/\($0)")?.trimmingNewline() ?? "-")" }
                         .joined(separator: "; "))
 
@@ -154,7 +154,92 @@ extension E2E {
         let free = again >= 0 && ioctl(again, UInt(0x40044590), &grabProbe) == 0
         if again >= 0 { close(again) }
         report.check(free, "twin: ungrabbed: the physical device can be grabbed by another program", "errno \(errno)")
+        twinOfTheATKeyboard(loop, ports, report)
     }
+
+    /// The twin of the guest's i8042 keyboard, which has what a uinput helper lacks: bus i8042,
+    /// `EV_MSC`, `EV_LED`, `EV_REP`. Cloned with the same bus; the kernel's own repeat is off on
+    /// the twin (the physical device's repeats are forwarded); a Caps Lock LED the desktop
+    /// writes to the twin lights the physical keyboard's LED (the write-back).
+    static func twinOfTheATKeyboard(_ loop: InputLoop, _ ports: OutputPorts, _ report: Report) {
+        guard let port = ports.port(atKeyboard) else {
+            report.check(false, "twin-at: the AT keyboard's output port", "not seen")
+            return
+        }
+        guard let physicalNode = findNode(named: atKeyboard) else {
+            report.check(false, "twin-at: the AT keyboard's node", "not found")
+            return
+        }
+        let created = loop.sync { () -> Result<String, DeviceOutputError> in
+            do throws(DeviceOutputError) { return .success(try port.createTwin()) } catch { return .failure(error) }
+        }
+        guard case .success(let twinNode) = created else {
+            report.check(false, "twin-at: created", "\(created)")
+            return
+        }
+        defer { loop.sync { port.destroyTwin() } }
+        let physicalSys = "/sys/class/input/\(basename(physicalNode))/device"
+        let twinSys = "/sys/class/input/\(basename(twinNode))/device"
+        let cloned = ["id/bustype", "id/vendor", "id/product", "id/version", "properties",
+                      "capabilities/ev", "capabilities/key", "capabilities/msc", "capabilities/led"]
+        let differing = cloned.filter { readFile("\(physicalSys)/\($0)") != readFile("\(twinSys)/\($0)") }
+        report.check(differing.isEmpty && readFile("\(twinSys)/id/bustype")?.trimmingNewline() == "0011"
+                        && (readFile("\(twinSys)/phys") ?? "") == "",
+                     "twin-at: the i8042 keyboard cloned with its bus (0011), EV_MSC, EV_LED, EV_REP; phys left empty",
+                     "bus \(readFile("\(twinSys)/id/bustype")?.trimmingNewline() ?? "?"); differing: " + differing.map {
+                         "\($0): \(readFile("\(physicalSys)/\($0)")?.trimmingNewline() ?? "-") vs \(readFile("\(twinSys)/\($0)")?.trimmingNewline() ?? "-")"
+                     }.joined(separator: "; "))
+
+        let twinFD = open(twinNode, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        defer { if twinFD >= 0 { close(twinFD) } }
+        var rep: [UInt32] = [0, 0]
+        let repRC = ioctl(twinFD, UInt(0x8008_4503), &rep)   // EVIOCGREP
+        report.check(twinFD >= 0 && repRC == 0 && rep[1] == 0, "twin-at: the kernel's own autorepeat is off on the twin (REP_PERIOD 0)",
+                     "rc \(repRC) delay \(rep[0]) period \(rep[1])")
+
+        // The desktop turns Caps Lock's LED on through the twin: the physical keyboard's goes on.
+        let LED_CAPSL: UInt16 = 1
+        func capsLockOn() -> Bool {
+            let fd = open(physicalNode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var bits: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
+            guard ioctl(fd, UInt(0x8008_4519), &bits) >= 0 else { return false }   // EVIOCGLED(8)
+            return bits[0] & (1 << LED_CAPSL) != 0
+        }
+        let before = capsLockOn()
+        writeEvents(twinFD, [(EventType.led, LED_CAPSL, 1), (EventType.syn, 0, 0)])
+        let lit = waitUntil(timeout: 5) { capsLockOn() }
+        writeEvents(twinFD, [(EventType.led, LED_CAPSL, 0), (EventType.syn, 0, 0)])
+        let off = waitUntil(timeout: 5) { !capsLockOn() }
+        report.check(!before && lit && off, "twin-at: Caps Lock written to the twin reaches the physical keyboard's LED, on and off",
+                     "before \(before), on \(lit), off again \(off)")
+    }
+}
+
+/// Writes `struct input_event`s (x86_64 layout, time 0: the kernel stamps them).
+func writeEvents(_ fd: Int32, _ events: [(UInt16, UInt16, Int32)]) {
+    var buffer = [UInt8](repeating: 0, count: 24 * events.count)
+    buffer.withUnsafeMutableBytes { raw in
+        for (i, e) in events.enumerated() {
+            raw.storeBytes(of: e.0, toByteOffset: i * 24 + 16, as: UInt16.self)
+            raw.storeBytes(of: e.1, toByteOffset: i * 24 + 18, as: UInt16.self)
+            raw.storeBytes(of: e.2, toByteOffset: i * 24 + 20, as: Int32.self)
+        }
+    }
+    _ = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+}
+
+/// The event node of the input device called `name`, from sysfs.
+func findNode(named name: String) -> String? {
+    guard let dir = opendir("/sys/class/input") else { return nil }
+    defer { closedir(dir) }
+    while let e = readdir(dir) {
+        let entry = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard entry.hasPrefix("event") else { continue }
+        if readFile("/sys/class/input/\(entry)/device/name")?.trimmingNewline() == name { return "/dev/input/\(entry)" }
+    }
+    return nil
 }
 
 /// The `struct input_event`s waiting on a non-blocking fd, as (type, code, value); x86_64
