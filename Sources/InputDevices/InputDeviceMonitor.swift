@@ -276,13 +276,8 @@ private final class MonitorRun: @unchecked Sendable {
         let info = DeviceDescription.fromUdev(properties: properties, parentAttributes: device.inputParentAttributes,
                                               parentProperties: parents[parentPath] ?? [:], devnode: devnode)
         // evflowd's own twins are its output, never an input (no feedback loop): not opened,
-        // not listed. By the registry and udev's EVFLOW_VIRTUAL, and by what the shipped rule
-        // matches (a virtual input device named "… (evflow)"): a twin destroyed before its
-        // udev `add` arrived has left the registry already.
-        if VirtualTwins.isTwin(syspath: device.syspath, devnode: devnode, properties: properties)
-            || (device.syspath.hasPrefix("/sys/devices/virtual/input/") && info.name.hasSuffix(VirtualDevice.nameSuffix)) {
-            return
-        }
+        // not listed.
+        if VirtualTwins.isTwin(syspath: device.syspath, devnode: devnode, properties: properties, name: info.name) { return }
         guard monitor.options.include(info) else { return }
         nextSequence += 1
         let entry = DeviceEntry(syspath: device.syspath, info: info, udevProperties: properties,

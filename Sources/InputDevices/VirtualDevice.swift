@@ -156,7 +156,9 @@ final class VirtualDevice {
 ///
 /// Keyed by the twin's `inputN` syspath and its event node; an `eventN` whose syspath lies
 /// under a registered `inputN`, or whose node is a registered one, is a twin. Udev's
-/// `EVFLOW_VIRTUAL=1` (set by the shipped rule) catches the rest: another evflowd's twins.
+/// `EVFLOW_VIRTUAL=1` (set by the shipped rule) and what that rule matches — a virtual input
+/// device named `… (evflow)` — catch the rest: another evflowd's twins, and a twin destroyed
+/// before its udev `add` arrived (it has left the registry by then).
 public enum VirtualTwins {
     private static let registered = Mutex<(syspaths: Set<String>, devnodes: Set<String>)>(([], []))
 
@@ -177,10 +179,12 @@ public enum VirtualTwins {
     /// The number of twins alive in this process.
     public static var count: Int { registered.withLock { $0.syspaths.count } }
 
-    /// Whether the event device at `syspath` (node `devnode`, udev `properties`) is a twin:
-    /// one of this process's, or one marked `EVFLOW_VIRTUAL=1` by udev.
-    public static func isTwin(syspath: String, devnode: String?, properties: [String: String]) -> Bool {
+    /// Whether the event device at `syspath` (node `devnode`, udev `properties`, called `name`)
+    /// is a twin: one of this process's, one marked `EVFLOW_VIRTUAL=1` by udev, or a virtual
+    /// input device whose name ends in ` (evflow)`.
+    public static func isTwin(syspath: String, devnode: String?, properties: [String: String], name: String = "") -> Bool {
         if properties["EVFLOW_VIRTUAL"] == "1" { return true }
+        if syspath.hasPrefix("/sys/devices/virtual/input/") && name.hasSuffix(VirtualDevice.nameSuffix) { return true }
         let parent = String(syspath[..<(syspath.lastIndex(of: "/") ?? syspath.endIndex)])
         return registered.withLock { r in
             r.syspaths.contains(parent) || r.syspaths.contains(syspath) || devnode.map { r.devnodes.contains($0) } == true

@@ -16,7 +16,7 @@ struct VirtualDeviceTests {
         #expect(VirtualDevice.twinName(for: "") == " (evflow)")
     }
 
-    @Test("a twin is recognised by the udev property EVFLOW_VIRTUAL=1, or by this process's own registry (its inputN syspath or its node)")
+    @Test("a twin is recognised by the udev property EVFLOW_VIRTUAL=1, a virtual device named '… (evflow)', or this process's own registry (its inputN syspath or its node)")
     func recognition() {
         let input = "/sys/devices/virtual/input/input9901"
         let event = input + "/event99"
@@ -25,6 +25,13 @@ struct VirtualDeviceTests {
                                     properties: ["EVFLOW_VIRTUAL": "1"]))
         #expect(!VirtualTwins.isTwin(syspath: "/sys/devices/virtual/input/input7/event7", devnode: "/dev/input/event7",
                                      properties: ["EVFLOW_VIRTUAL": "0"]))
+        // What the shipped udev rule matches: a twin that left the registry before its `add` came.
+        #expect(VirtualTwins.isTwin(syspath: "/sys/devices/virtual/input/input8/event8", devnode: "/dev/input/event8",
+                                    properties: [:], name: "Keyboard (evflow)"))
+        #expect(!VirtualTwins.isTwin(syspath: "/sys/devices/platform/i8042/serio0/input/input0/event0", devnode: "/dev/input/event0",
+                                     properties: [:], name: "Keyboard (evflow)"), "a real device's name is its own business")
+        #expect(!VirtualTwins.isTwin(syspath: "/sys/devices/virtual/input/input8/event8", devnode: "/dev/input/event8",
+                                     properties: [:], name: "evflow test keyboard"))
         VirtualTwins.add(syspath: input, devnode: "/dev/input/event99")
         #expect(VirtualTwins.isTwin(syspath: event, devnode: "/dev/input/event99", properties: [:]))
         #expect(VirtualTwins.isTwin(syspath: "/sys/other/event99", devnode: "/dev/input/event99", properties: [:]), "by its node")
