@@ -1,6 +1,7 @@
 import InputModel
 import Pipeline
 import ReactiveTesting
+import Recording
 import Testing
 
 /// Issue #21 item 1: the configuration's `output` modes, the `match` keys that pick one device
@@ -119,6 +120,22 @@ struct FilterConfigOutputTests {
         let pad = Self.keyboard(phys: nil, properties: ["ID_INPUT_WIDTH_MM": "220", "LIBINPUT_DEVICE_GROUP": "3/46d/c31c"])
         #expect(config.outputMode(for: pad) == .virtual)
     }
+
+    /// What docs/configuration.md says a replay can match: a libinput recording keeps its udev
+    /// properties but no phys or uniq; an evemu recording none of the three.
+    @Test("replayed recordings: a libinput recording's udev properties match; no phys or uniq")
+    func replayedRecordings() throws {
+        let touchpad = try Recording.read(contentsOf: Fixtures.recording("libinput/PS2-scrolls.yml")).devices[0].info
+        let byGroup = FilterConfig.Match(properties: ["LIBINPUT_DEVICE_GROUP": "11/2/7:isa0060/*"])
+        #expect(byGroup.matches(touchpad))
+        #expect(!FilterConfig.Match(phys: "*").matches(touchpad))
+        #expect(!FilterConfig.Match(uniq: "*").matches(touchpad))
+        let keyboard = try Recording.read(contentsOf: Fixtures.recording(Self.evemuKeyboard)).devices[0].info
+        #expect(keyboard.phys == nil && keyboard.uniq == nil && keyboard.properties.isEmpty)
+        #expect(!FilterConfig.Match(properties: ["ID_PATH": "*"]).matches(keyboard))
+    }
+
+    static let evemuKeyboard = "evemu-devices/keyboards/Lenovo ThinkPad Compact USB Keyboard with TrackPoint.keyboard.events"
 
     @Test("bad match values name file, line and key", arguments: [
         ("devices:\n  - match: { phys: \"\" }\n", 2, "devices[0].match.phys", "empty pattern"),
