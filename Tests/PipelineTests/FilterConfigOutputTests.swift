@@ -177,9 +177,11 @@ struct FilterConfigOutputTests {
     }
 
     @Test("a bad panic_chord names file, line and key", arguments: [
-        ("version: 1\npanic_chord: [KEY_ESC]\n", 2, "panic_chord", "1 key(s): a chord has 2 to 8 keys"),
+        ("version: 1\npanic_chord: [KEY_ESC]\n", 2, "panic_chord",
+         "1 key(s): a chord has 2 to 8 keys (one key alone would release the grabs whenever it is typed)"),
         ("version: 1\npanic_chord: []\n", 2, "panic_chord", "0 key(s)"),
-        ("panic_chord: [KEY_A, KEY_B, KEY_C, KEY_D, KEY_E, KEY_F, KEY_G, KEY_H, KEY_I]\n", 1, "panic_chord", "9 key(s)"),
+        ("panic_chord: [KEY_A, KEY_B, KEY_C, KEY_D, KEY_E, KEY_F, KEY_G, KEY_H, KEY_I]\n", 1, "panic_chord",
+         "9 key(s): a chord has 2 to 8 keys (more cannot be held down at once)"),
         ("panic_chord: KEY_ESC\n", 1, "panic_chord", "expected a list of 2 to 8 key names"),
         ("panic_chord: { KEY_ESC: 1 }\n", 1, "panic_chord", "expected a list"),
         ("version: 1\npanic_chord:\n  - KEY_ESC\n  - KEY_ESC\n", 4, "panic_chord[1]", "KEY_ESC is named twice"),
