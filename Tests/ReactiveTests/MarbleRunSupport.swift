@@ -7,14 +7,6 @@ import Glibc
 
 /// Helpers for the operator tests in this folder.
 enum MarbleRun {
-    /// Expects `LiveResources.owned` to be back at `baseline`, giving work still finishing on
-    /// other threads (a drain job, a queued dispose) up to two seconds.
-    static func expectBaseline(_ baseline: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        let deadline = monotonicNow() + 2_000_000_000
-        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.owned == baseline, sourceLocation: sourceLocation)
-    }
-
     /// Like `TestScheduler.start`, but subscribes through `subscribe(onNext:onError:onCompleted:)`
     /// so that the chain is disposed after a stop event, as in production code.
     static func startTerminal<Element>(_ scheduler: TestScheduler, created: TestTime = 100, subscribed: TestTime = 200,
