@@ -263,6 +263,7 @@ import Testing
         let running = hub.run(devices.asObservable())
         scheduler.queue.sync { devices.onNext(DeviceStream(info: Self.mouse, frames: frames.asObservable())) }
         let feeding = Atomic<Bool>(true)
+        let fed = Atomic<Int>(0)
         let done = DispatchSemaphore(value: 0)
         func feed(_ t: Int64) {
             guard feeding.load(ordering: .relaxed) else {
@@ -270,12 +271,19 @@ import Testing
                 return
             }
             frames.onNext(InputFrame(time: t, events: [ev(EventType.rel, C.REL_X, 1, at: t), ev(EventType.syn, 0, 0, at: t)]))
+            fed.add(1, ordering: .relaxed)
             scheduler.schedule { feed(t + 1000) }
         }
+        /// Waits (up to 10 s) until `n` frames have been fed: the frames flow, however loaded the machine.
+        func waitFed(_ n: Int) -> Bool {
+            let deadline = monotonicNow() + 10_000_000_000
+            while fed.load(ordering: .relaxed) < n && monotonicNow() < deadline { usleep(1_000) }
+            return fed.load(ordering: .relaxed) >= n
+        }
         scheduler.schedule { feed(1) }
-        usleep(20_000)
+        #expect(waitFed(100))
         running.dispose()   // from the test's thread
-        usleep(20_000)
+        #expect(waitFed(fed.load(ordering: .relaxed) + 100))   // and keep flowing after it
         feeding.store(false, ordering: .relaxed)
         done.wait()
         scheduler.queue.sync {}

@@ -34,15 +34,29 @@ enum MarbleRun {
 ///
 /// While `hold()` is in effect, forwarded jobs wait (on the base scheduler's thread) until
 /// `release()`, so a test can make a burst arrive while a job is pending, deterministically.
+/// `waitUntilIdle()` is the signal that every job scheduled so far has returned: after it,
+/// nothing more is delivered through this scheduler unless a new job is scheduled.
 final class JobCountingScheduler: ImmediateSchedulerType, @unchecked Sendable {
     let base: ImmediateSchedulerType
     private let counter = SharedCounter()
+    private let ended = SharedCounter()
     private let held = DispatchGroup()
 
     init(_ base: ImmediateSchedulerType) { self.base = base }
 
     /// Jobs scheduled so far.
     var scheduled: Int { counter.value }
+
+    /// Jobs that have run to their end.
+    var finished: Int { ended.value }
+
+    /// Waits until every job scheduled so far has returned, for at most `seconds`; whether
+    /// they all did.
+    func waitUntilIdle(seconds: Int64 = 10) -> Bool {
+        let deadline = monotonicNow() + seconds * 1_000_000_000
+        while finished != scheduled && monotonicNow() < deadline { usleep(1_000) }
+        return finished == scheduled
+    }
 
     /// Makes jobs wait before they run.
     func hold() { held.enter() }
@@ -53,10 +67,11 @@ final class JobCountingScheduler: ImmediateSchedulerType, @unchecked Sendable {
     @discardableResult
     func schedule(_ action: @escaping () -> Void) -> Disposable {
         counter.add(1)
-        let held = self.held
+        let held = self.held, ended = self.ended
         return base.schedule {
             held.wait()
             action()
+            ended.add(1)
         }
     }
 }

@@ -185,7 +185,8 @@ struct ObserveOnTests {
             feed.withLock { $0 = observer }
             return Disposables.create()
         }
-        let subscription = source.observeOn(ConcurrentDispatchQueueScheduler(qos: .default), ringCapacity: 16)
+        let counting = JobCountingScheduler(ConcurrentDispatchQueueScheduler(qos: .default))
+        let subscription = source.observeOn(counting, ringCapacity: 16)
             .subscribe(onNext: { probe.receive($0) }, onCompleted: {
                 completions.add(1)
                 probe.receive(-1)
@@ -206,7 +207,8 @@ struct ObserveOnTests {
         #expect(perProducerComplete(Array(values.dropLast()), producers: producers, perProducer: perProducer))
         subscription.dispose()
         feed.withLock { $0 = nil }
-        usleep(20_000)
+        // Once the drain jobs have returned, whatever the -2 could have set off has happened.
+        #expect(counting.waitUntilIdle())
         #expect(completions.value == 1)
         #expect(probe.values.count == producers * perProducer + 1)
     }
@@ -221,7 +223,8 @@ struct ObserveOnTests {
             feed.withLock { $0 = observer }
             return Disposables.create()
         }
-        let subscription = source.observeOn(SerialDispatchQueueScheduler(label: "observeOn-dispose"), ringCapacity: 8)
+        let queue = SerialDispatchQueueScheduler(label: "observeOn-dispose")
+        let subscription = source.observeOn(queue, ringCapacity: 8)
             .subscribe(onNext: { _ in delivered.add(1) })
         let observer = feed.withLock { $0! }
         let producers = 4
@@ -245,13 +248,19 @@ struct ObserveOnTests {
             subscription.dispose()   // idempotent
             disposedAt.withLock { $0 = delivered.value }
             let sentAtDispose = sent.value
-            usleep(50_000)   // the producers keep sending into the disposed sink
+            // The producers keep sending into the disposed sink: a thousand more sends.
+            let sendingDeadline = monotonicNow() + 10_000_000_000
+            while sent.value < sentAtDispose + 1_000 && monotonicNow() < sendingDeadline { sched_yield() }
             afterDispose.add(sent.value - sentAtDispose)
             stop.set()
         }
         let countAtDispose = disposedAt.withLock { $0 }
         #expect(countAtDispose >= 5_000)
-        #expect(afterDispose.value > 0)
+        #expect(afterDispose.value >= 1_000)
+        // A job on the serial queue after the sends: a drain queued by any of them has run.
+        let drained = DispatchSemaphore(value: 0)
+        queue.schedule { drained.signal() }
+        #expect(drained.wait(timeout: .now() + 10) == .success)
         // At most the delivery in flight when dispose returned completes afterwards.
         #expect(delivered.value <= countAtDispose + 1)
         feed.withLock { $0 = nil }

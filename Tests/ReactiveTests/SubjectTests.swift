@@ -91,7 +91,10 @@ struct SubjectTests {
         let subscription = subject.subscribe(onNext: { element in
             guard element == 1 else { return }
             inside.signal()
-            usleep(50_000)   // the reader below is now waiting for the gate
+            // A real-time wait is the point here: the reader below must be blocked in value()
+            // while this delivery runs, and no signal says a thread is blocked in a call. If
+            // it comes too late, the test passes without having tested the tearing.
+            usleep(50_000)
             deliveryDone.store(true, ordering: .releasing)
         })
         let result = Mutex<(Int, Bool)?>(nil)

@@ -110,6 +110,9 @@ import Glibc
                 try? c.sendRaw(Array(String(repeating: #"{"class":"DEVICES"}"# + "\n", count: count).utf8))
             }
             sender.start()
+            // Real time is the point: the client reads nothing for a while, so the replies pile
+            // up against the limit (nothing outside the connection marks "the server has
+            // stopped reading"); a drop at any time would also end the read loop below.
             try await Task.sleep(for: .milliseconds(500))
             #expect(server.droppedClients == 0)
             for i in 0..<count {

@@ -650,6 +650,8 @@ struct ServerTests {
             #expect(close["reason"] as? String == "idle")
             #expect(Date().timeIntervalSince(started) < 2)
             #expect(try idle.readLine() == nil)
+            // Real time is the point: the idle timer runs on the server's event loop clock,
+            // and the client that spoke must outlive two of its 200 ms periods.
             try await Task.sleep(for: .milliseconds(400))
             #expect(try active.request(#"{"class":"PING"}"#)["class"] as? String == "PING", "a client that spoke stays")
             active.close()
@@ -693,7 +695,8 @@ struct ServerTests {
             _ = try watcher.read()
             _ = try quiet.request(#"{"class":"PING"}"#)
             _ = try watcher.request(#"{"class":"WATCH"}"#)
-            // A request re-arms the limit: one at 200 ms keeps the client past 300 ms.
+            // A request re-arms the limit: one at 200 ms keeps the client past 300 ms (real
+            // time is the point: the limit is a timer on the server's event loop clock).
             try await Task.sleep(for: .milliseconds(200))
             _ = try quiet.request(#"{"class":"STATS"}"#)
             try await Task.sleep(for: .milliseconds(200))

@@ -56,6 +56,8 @@ import Glibc
             try await server.start()
             var st = stat()
             #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o660)
+            // Real time is the point: the socket stays up for a while each time, for the
+            // connector to race against.
             try await Task.sleep(for: .milliseconds(20))
             await server.shutdown()
         }
