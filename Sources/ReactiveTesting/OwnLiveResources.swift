@@ -27,8 +27,11 @@ public struct OwnLiveResources: TestTrait, SuiteTrait, TestScoping {
         self.settle = settle
     }
 
+    /// On a suite, the trait applies to every test in it, nested suites included.
     public var isRecursive: Bool { true }
 
+    /// Runs one test case under a fresh scope and checks the count after it (a suite itself
+    /// only passes through).
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }
