@@ -346,6 +346,8 @@ struct E2E {
         let status = child.wait()
         // Let udev deliver its own `remove` too, then look again: still one removal.
         run(["udevadm", "settle", "--timeout=10"])
+        // A real-time grace for the monitor's netlink message after settle: udev's `remove`
+        // has no later event on the same socket to wait for instead.
         usleep(300_000)
         let settled = waitUntil(timeout: 10) {
             openFileDescriptorCount() == fds0 && monitor.scopeCount == scopes0 && LiveResources.count == live0

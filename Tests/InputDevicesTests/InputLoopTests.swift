@@ -41,6 +41,40 @@ private final class Box<T>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
+// "Nothing was called" is checked after a marker has gone through the loop the same way,
+// never after a fixed sleep (which under load can end before the loop has even woken up).
+
+/// Makes a marker fd readable and waits until its handler has run and the loop has finished
+/// that turn: every fd readable before the marker was written was in that epoll batch or an
+/// earlier one, so whatever its handler would do has been done. Whether the marker ran.
+private func markerTurn(_ loop: InputLoop) -> Bool {
+    let marker = Pipe()
+    defer { marker.close() }
+    let ran = Box(false)
+    let token = loop.sync {
+        loop.register(fd: marker.read) {
+            var b: UInt8 = 0
+            _ = Glibc.read(marker.read, &b, 1)
+            ran.value = true
+            return .drained
+        }
+    }
+    marker.send([0])
+    let done = eventually { loop.sync { ran.value } }   // `sync` runs after the marker's turn
+    loop.sync { loop.unregister(token, fd: marker.read) }
+    return done
+}
+
+/// Waits until a marker timer due at `deadline` has fired on `loop`: timers fire in deadline
+/// order (the heap test below), so every timer due before it has had its turn. Whether it fired.
+private func passed(_ loop: InputLoop, _ deadline: Int64) -> Bool {
+    let fired = Box(false)
+    let marker = loop.makeTimer { _ in fired.value = true }
+    defer { marker.invalidate() }
+    marker.arm(at: deadline, token: 1)
+    return eventually { loop.sync { fired.value } }
+}
+
 @Suite("input loop: fds", .ownLiveResources)
 struct InputLoopFDTests {
     @Test("a readable fd runs its handler on the loop thread, again while data remains; never after unregister; shutdown ends the thread and closes its fds")
@@ -63,7 +97,7 @@ struct InputLoopFDTests {
         loop.sync { loop.unregister(token, fd: p.read) }
         let before = loop.sync { calls.value }
         p.send([4])
-        usleep(50_000)
+        #expect(markerTurn(loop))
         #expect(loop.sync { calls.value } == before)
         #expect(loop.sync { loop.registrationCount } == 0)
         loop.shutdown()
@@ -127,7 +161,7 @@ struct InputLoopFDTests {
                 return .drained
             }
         }
-        usleep(50_000)
+        #expect(markerTurn(loop))
         #expect(loop.sync { called.value.count } == 1)
         #expect(loop.sync { loop.registrationCount } == 0)
     }
@@ -191,7 +225,7 @@ struct InputLoopTimerTests {
         #expect(eventually { loop.sync { ranAt.value } != nil })
         let elapsed = try #require(loop.sync { ranAt.value }) - start
         #expect(elapsed >= 30_000_000)
-        usleep(30_000)
+        // The job due at 30 ms came after the cancelled one's 10 ms on the same heap.
         #expect(loop.sync { cancelledRan.value } == false)
     }
 
@@ -220,11 +254,12 @@ struct InputLoopTimerTests {
         #expect(eventually { loop.sync { fired.value.count } == 2 })
         let second = try #require(loop.sync { fired.value.last })
         #expect(second.token == 4 && second.at - t1 < 200_000_000)
-        loop.sync {
+        let disarmed = loop.sync { () -> Int64 in
             timer.arm(at: loop.now + 10_000_000, token: 5)
             timer.disarm()
+            return loop.now + 10_000_000
         }
-        usleep(40_000)
+        #expect(passed(loop, max(disarmed, t1 + 200_000_000) + 20_000_000))
         #expect(loop.sync { fired.value.count } == 2)   // nothing from 3 (replaced) or 5 (disarmed)
     }
 
@@ -256,7 +291,7 @@ struct InputLoopTimerTests {
             return model.sorted { $0.value < $1.value }.map(\.key)
         }
         #expect(eventually { loop.sync { fired.value.count } >= expected.count })
-        usleep(20_000)
+        #expect(passed(loop, loop.now + 20_000_000))   // a timer firing twice would be in by then
         #expect(loop.sync { fired.value } == expected)
     }
 
@@ -279,7 +314,7 @@ struct InputLoopTimerTests {
         loop.sync {}
         #expect(captured == nil)
         timer.arm(at: loop.now, token: 10)   // after invalidate: ignored
-        usleep(20_000)
+        #expect(passed(loop, loop.now + 20_000_000))
         #expect(loop.sync { fired.value } == 1)
     }
 }

@@ -44,200 +44,168 @@ import Testing
 
     @Test("a session lives as long as the device's frames: their completion takes it out of the store and completes the watchers' streams")
     func sessionIsTheInnerSubscription() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            let frames = rig.plug(Self.keyboard)
-            #expect(rig.hub.devices.map(\.id) == [Self.keyboard.id])
-            var seen: [String] = []
-            let watch = rig.hub.streams().subscribe(onNext: { update in
-                guard case .present(let present) = update else { return }
-                for stream in present {
-                    _ = stream.frames.subscribe(onNext: { seen.append("frame \($0.events.count)") },
-                                                onCompleted: { seen.append("completed") })
-                }
-            })
-            frames.onNext(InputFrame(time: 1, events: [ev(EventType.key, C.KEY_A, 1, at: 1), ev(EventType.syn, 0, 0, at: 1)]))
-            frames.onCompleted()
-            #expect(rig.hub.devices.isEmpty)
-            #expect(rig.hub.store.state(of: Self.keyboard.id) == nil)
-            #expect(seen == ["frame 2", "completed"])
-            watch.dispose()
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        let frames = rig.plug(Self.keyboard)
+        #expect(rig.hub.devices.map(\.id) == [Self.keyboard.id])
+        var seen: [String] = []
+        let watch = rig.hub.streams().subscribe(onNext: { update in
+            guard case .present(let present) = update else { return }
+            for stream in present {
+                _ = stream.frames.subscribe(onNext: { seen.append("frame \($0.events.count)") },
+                                            onCompleted: { seen.append("completed") })
+            }
+        })
+        frames.onNext(InputFrame(time: 1, events: [ev(EventType.key, C.KEY_A, 1, at: 1), ev(EventType.syn, 0, 0, at: 1)]))
+        frames.onCompleted()
+        #expect(rig.hub.devices.isEmpty)
+        #expect(rig.hub.store.state(of: Self.keyboard.id) == nil)
+        #expect(seen == ["frame 2", "completed"])
+        watch.dispose()
+        rig.stop()
     }
 
     @Test("streams(): the devices present when it starts, then each new one — none twice, none missed")
     func snapshotThenAdded() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            rig.plug(Self.keyboard)
-            var updates: [String] = []
-            let watch = rig.hub.streams().subscribe(onNext: { update in
-                switch update {
-                case .present(let s): updates.append("present \(s.map(\.info.name))")
-                case .added(let s): updates.append("added \(s.info.name)")
-                }
-            })
-            let mouseFrames = rig.plug(Self.mouse)
-            mouseFrames.onCompleted()
-            rig.plug(Self.mouse)
-            #expect(updates == ["present [\"Hub keyboard\"]", "added Hub mouse", "added Hub mouse"])
-            watch.dispose()
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        rig.plug(Self.keyboard)
+        var updates: [String] = []
+        let watch = rig.hub.streams().subscribe(onNext: { update in
+            switch update {
+            case .present(let s): updates.append("present \(s.map(\.info.name))")
+            case .added(let s): updates.append("added \(s.info.name)")
+            }
+        })
+        let mouseFrames = rig.plug(Self.mouse)
+        mouseFrames.onCompleted()
+        rig.plug(Self.mouse)
+        #expect(updates == ["present [\"Hub keyboard\"]", "added Hub mouse", "added Hub mouse"])
+        watch.dispose()
+        rig.stop()
     }
 
     @Test("codes out of range for their type (a key above KEY_MAX, an axis, switch or LED above 63) pass through unchanged and change no state; the frame's other events apply")
     func outOfRangeCodes() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            let frames = rig.plug(Self.keyboard)
-            var raw: [InputFrame] = []
-            let watch = rig.hub.streams(raw: true).subscribe(onNext: { update in
-                guard case .present(let present) = update else { return }
-                for stream in present { _ = stream.frames.subscribe(onNext: { raw.append($0) }) }
-            })
-            let hostile = [ev(EventType.key, 0x300, 1, at: 1), ev(EventType.key, 0xFFFF, 1, at: 1),
-                           ev(EventType.abs, 0x40, 5, at: 1), ev(EventType.sw, 0x40, 1, at: 1),
-                           ev(EventType.led, 0xFFFF, 1, at: 1), ev(0xFFFF, 0xFFFF, -1, at: 1),
-                           ev(EventType.key, C.KEY_A, 1, at: 1)]
-            frames.onNext(InputFrame(time: 1, events: hostile))
-            rig.scheduler.advance(by: .milliseconds(100))
-            let state = rig.hub.store.state(of: Self.keyboard.id)
-            #expect(state?.keysDown == [C.KEY_A])
-            #expect(state?.absolute.isEmpty == true && state?.switchesOn == [] && state?.ledsOn == [])
-            #expect(state?.counters.framesIn == 1 && state?.counters.eventsIn == UInt64(hostile.count))
-            #expect(raw.map(\.events) == [hostile])
-            watch.dispose()
-            frames.onCompleted()
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        let frames = rig.plug(Self.keyboard)
+        var raw: [InputFrame] = []
+        let watch = rig.hub.streams(raw: true).subscribe(onNext: { update in
+            guard case .present(let present) = update else { return }
+            for stream in present { _ = stream.frames.subscribe(onNext: { raw.append($0) }) }
+        })
+        let hostile = [ev(EventType.key, 0x300, 1, at: 1), ev(EventType.key, 0xFFFF, 1, at: 1),
+                       ev(EventType.abs, 0x40, 5, at: 1), ev(EventType.sw, 0x40, 1, at: 1),
+                       ev(EventType.led, 0xFFFF, 1, at: 1), ev(0xFFFF, 0xFFFF, -1, at: 1),
+                       ev(EventType.key, C.KEY_A, 1, at: 1)]
+        frames.onNext(InputFrame(time: 1, events: hostile))
+        rig.scheduler.advance(by: .milliseconds(100))
+        let state = rig.hub.store.state(of: Self.keyboard.id)
+        #expect(state?.keysDown == [C.KEY_A])
+        #expect(state?.absolute.isEmpty == true && state?.switchesOn == [] && state?.ledsOn == [])
+        #expect(state?.counters.framesIn == 1 && state?.counters.eventsIn == UInt64(hostile.count))
+        #expect(raw.map(\.events) == [hostile])
+        watch.dispose()
+        frames.onCompleted()
+        rig.stop()
     }
 
     @Test("a device whose id is already present (re-plug before the removal): the older session ends, the store holds the newer")
     func stalePresenceIsReplaced() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            var completions = 0
-            let watch = rig.hub.allFrames().subscribe(onNext: { _ in })
-            let first = rig.plug(Self.keyboard)
-            let probe = rig.hub.streams().subscribe(onNext: { update in
-                if case .present(let s) = update {
-                    _ = s.first?.frames.subscribe(onCompleted: { completions += 1 })
-                }
-            })
-            let second = rig.plug(Self.keyboard)
-            #expect(completions == 1, "the first session's streams completed")
-            #expect(rig.hub.deviceCount == 1)
-            first.onCompleted()   // the late removal of the first one changes nothing
-            #expect(rig.hub.deviceCount == 1)
-            second.onNext(InputFrame(time: 5, events: [ev(EventType.key, C.KEY_A, 1, at: 5), ev(EventType.syn, 0, 0, at: 5)]))
-            #expect(rig.hub.store.state(of: Self.keyboard.id)?.keysDown == [C.KEY_A])
-            second.onCompleted()
-            #expect(rig.hub.deviceCount == 0)
-            watch.dispose()
-            probe.dispose()
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        var completions = 0
+        let watch = rig.hub.allFrames().subscribe(onNext: { _ in })
+        let first = rig.plug(Self.keyboard)
+        let probe = rig.hub.streams().subscribe(onNext: { update in
+            if case .present(let s) = update {
+                _ = s.first?.frames.subscribe(onCompleted: { completions += 1 })
+            }
+        })
+        let second = rig.plug(Self.keyboard)
+        #expect(completions == 1, "the first session's streams completed")
+        #expect(rig.hub.deviceCount == 1)
+        first.onCompleted()   // the late removal of the first one changes nothing
+        #expect(rig.hub.deviceCount == 1)
+        second.onNext(InputFrame(time: 5, events: [ev(EventType.key, C.KEY_A, 1, at: 5), ev(EventType.syn, 0, 0, at: 5)]))
+        #expect(rig.hub.store.state(of: Self.keyboard.id)?.keysDown == [C.KEY_A])
+        second.onCompleted()
+        #expect(rig.hub.deviceCount == 0)
+        watch.dispose()
+        probe.dispose()
+        rig.stop()
     }
 
     @Test("issue #25: a re-plugged device's stale session returns its resources at once, while the hub runs (its inner sequence completes), not when the hub stops")
     func staleSessionIsReleasedWhileTheHubRuns() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            let first = PublishSubject<InputFrame>(), second = PublishSubject<InputFrame>()
-            let idle = LiveResources.owned   // the hub running, no device
-            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: first.asObservable()))
-            let oneSession = LiveResources.owned - idle
-            #expect(oneSession > 0)
-            rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: second.asObservable()))
-            #expect(rig.hub.deviceCount == 1)
-            #expect(LiveResources.owned - idle == oneSession, "the stale session's resources are gone, the new one's live")
-            second.onCompleted()
-            #expect(rig.hub.deviceCount == 0)
-            #expect(LiveResources.owned == idle, "back to the running hub's baseline before it stops")
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        let first = PublishSubject<InputFrame>(), second = PublishSubject<InputFrame>()
+        let idle = LiveResources.owned   // the hub running, no device
+        rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: first.asObservable()))
+        let oneSession = LiveResources.owned - idle
+        #expect(oneSession > 0)
+        rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: second.asObservable()))
+        #expect(rig.hub.deviceCount == 1)
+        LiveResources.expectOwned(idle + oneSession, "the stale session's resources are gone, the new one's live")
+        second.onCompleted()
+        #expect(rig.hub.deviceCount == 0)
+        LiveResources.expectOwned(idle, "back to the running hub's baseline before it stops")
+        rig.stop()
     }
 
     @Test("firstWatcher: once, when the first watcher starts (during its subscription), at once for a later subscriber; not for later watchers")
     func firstWatcherSignalsOnce() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            rig.plug(Self.keyboard)
-            var log: [String] = []
-            let signal = rig.hub.firstWatcher.subscribe(onNext: { log.append("first watcher") })
-            #expect(log.isEmpty)
-            let watch = rig.hub.streams().subscribe(onNext: { update in
-                if case .present(let streams) = update { log.append("present \(streams.count)") }
-            })
-            #expect(log.sorted() == ["first watcher", "present 1"])
-            let second = rig.hub.streams().subscribe(onNext: { _ in })
-            var late = 0
-            let lateSignal = rig.hub.firstWatcher.subscribe(onNext: { late += 1 })
-            #expect(log.count == 2 && late == 1)
-            for d in [signal, watch, second, lateSignal] { d.dispose() }
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        rig.plug(Self.keyboard)
+        var log: [String] = []
+        let signal = rig.hub.firstWatcher.subscribe(onNext: { log.append("first watcher") })
+        #expect(log.isEmpty)
+        let watch = rig.hub.streams().subscribe(onNext: { update in
+            if case .present(let streams) = update { log.append("present \(streams.count)") }
+        })
+        #expect(log.sorted() == ["first watcher", "present 1"])
+        let second = rig.hub.streams().subscribe(onNext: { _ in })
+        var late = 0
+        let lateSignal = rig.hub.firstWatcher.subscribe(onNext: { late += 1 })
+        #expect(log.count == 2 && late == 1)
+        for d in [signal, watch, second, lateSignal] { d.dispose() }
+        rig.stop()
     }
 
     @Test("an inaccessible device is listed while its stream lives and announced to watchers, whose stream ends with it; it leaves no session")
     func inaccessibleStream() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            var updates: [String] = []
-            let watch = rig.hub.streams().subscribe(onNext: { update in
-                if case .added(let s) = update {
-                    updates.append("\(s.announcement)")
-                    _ = s.frames.subscribe(onCompleted: { updates.append("ended") })
-                }
-            })
-            let ended = PublishSubject<InputFrame>()
-            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "Permission denied"),
-                                            frames: ended.asObservable()))
-            #expect(rig.hub.inaccessible.map(\.reason) == ["Permission denied"])
-            #expect(rig.hub.deviceCount == 0)
-            #expect(updates.count == 1 && updates[0].contains("inaccessible"))
-            #expect(updates.count == 1, "the watcher's stream lives while the device does")
-            ended.onCompleted()
-            #expect(rig.hub.inaccessible.isEmpty)
-            #expect(updates.last == "ended", "the watcher's stream ends with the device")
-            watch.dispose()
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        var updates: [String] = []
+        let watch = rig.hub.streams().subscribe(onNext: { update in
+            if case .added(let s) = update {
+                updates.append("\(s.announcement)")
+                _ = s.frames.subscribe(onCompleted: { updates.append("ended") })
+            }
+        })
+        let ended = PublishSubject<InputFrame>()
+        rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "Permission denied"),
+                                        frames: ended.asObservable()))
+        #expect(rig.hub.inaccessible.map(\.reason) == ["Permission denied"])
+        #expect(rig.hub.deviceCount == 0)
+        #expect(updates.count == 1 && updates[0].contains("inaccessible"))
+        #expect(updates.count == 1, "the watcher's stream lives while the device does")
+        ended.onCompleted()
+        #expect(rig.hub.inaccessible.isEmpty)
+        #expect(updates.last == "ended", "the watcher's stream ends with the device")
+        watch.dispose()
+        rig.stop()
     }
 
     @Test("two inaccessible devices with the same id are both listed, and the first one's end leaves the second listed (the list was keyed by device id: the second replaced the first, and the first's end removed the second)")
     func inaccessibleDevicesSharingAnID() {
-        let baseline = LiveResources.owned
-        do {
-            let rig = Rig()
-            let first = PublishSubject<InputFrame>()
-            let second = PublishSubject<InputFrame>()
-            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "first"), frames: first.asObservable()))
-            rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "second"), frames: second.asObservable()))
-            #expect(rig.hub.inaccessible.map(\.reason) == ["first", "second"])
-            first.onCompleted()
-            #expect(rig.hub.inaccessible.map(\.reason) == ["second"])
-            second.onCompleted()
-            #expect(rig.hub.inaccessible.isEmpty)
-            rig.stop()
-        }
-        #expect(LiveResources.owned == baseline)
+        let rig = Rig()
+        let first = PublishSubject<InputFrame>()
+        let second = PublishSubject<InputFrame>()
+        rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "first"), frames: first.asObservable()))
+        rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "second"), frames: second.asObservable()))
+        #expect(rig.hub.inaccessible.map(\.reason) == ["first", "second"])
+        first.onCompleted()
+        #expect(rig.hub.inaccessible.map(\.reason) == ["second"])
+        second.onCompleted()
+        #expect(rig.hub.inaccessible.isEmpty)
+        rig.stop()
     }
 
     @Test("disposing run closes every session on the hub's scheduler, not on the disposing thread")
@@ -295,6 +263,7 @@ import Testing
         let running = hub.run(devices.asObservable())
         scheduler.queue.sync { devices.onNext(DeviceStream(info: Self.mouse, frames: frames.asObservable())) }
         let feeding = Atomic<Bool>(true)
+        let fed = Atomic<Int>(0)
         let done = DispatchSemaphore(value: 0)
         func feed(_ t: Int64) {
             guard feeding.load(ordering: .relaxed) else {
@@ -302,12 +271,19 @@ import Testing
                 return
             }
             frames.onNext(InputFrame(time: t, events: [ev(EventType.rel, C.REL_X, 1, at: t), ev(EventType.syn, 0, 0, at: t)]))
+            fed.add(1, ordering: .relaxed)
             scheduler.schedule { feed(t + 1000) }
         }
+        /// Waits (up to 10 s) until `n` frames have been fed: the frames flow, however loaded the machine.
+        func waitFed(_ n: Int) -> Bool {
+            let deadline = monotonicNow() + 10_000_000_000
+            while fed.load(ordering: .relaxed) < n && monotonicNow() < deadline { usleep(1_000) }
+            return fed.load(ordering: .relaxed) >= n
+        }
         scheduler.schedule { feed(1) }
-        usleep(20_000)
+        #expect(waitFed(100))
         running.dispose()   // from the test's thread
-        usleep(20_000)
+        #expect(waitFed(fed.load(ordering: .relaxed) + 100))   // and keep flowing after it
         feeding.store(false, ordering: .relaxed)
         done.wait()
         scheduler.queue.sync {}

@@ -67,69 +67,60 @@ import Testing
     }
 
     @Test func aDockUnpluggedWhileAKeyIsHeldTakesItsKeysWithIt() throws {
-        let baseline = LiveResources.owned
         let session = try Self.session("dock-unplugged-key-held.session")
         let mouse = session.devices[0].info.id, dock = session.devices[1].info.id
-        do {
-            let run = Run(session)
-            run.advance(toMilliseconds: 250)
-            #expect(run.hub.deviceCount == 1)
-            #expect(run.changes == ["0 + \(mouse)"])
-            let mouseOnly = LiveResources.owned
-            run.advance(toMilliseconds: 2_499)
-            #expect(run.hub.deviceCount == 2)
-            #expect(run.keysDown(dock) == ["KEY_LEFTCTRL", "KEY_C"], "the dock's recording ends with Ctrl+C held")
-            #expect(run.changes == ["0 + \(mouse)", "500 + \(dock)"])
-            run.advance(toMilliseconds: 2_500)
-            // Unplugged: the device, its slot and its held keys are gone; the watcher saw it go.
-            #expect(run.store.state(of: dock) == nil)
-            #expect(run.keysDown(dock) == nil)
-            #expect(run.hub.deviceCount == 1)
-            #expect(run.hub.devices.map(\.id) == [mouse])
-            #expect(run.changes == ["0 + \(mouse)", "500 + \(dock)", "2500 - \(dock)"])
-            #expect(run.store.state(of: mouse) != nil, "the mouse stays")
-            #expect(LiveResources.owned == mouseOnly, "the dock's resources went with it")
-            run.finish()
-            let end = try #require(session.timeline.last).time / 1_000_000
-            #expect(run.changes.last == "\(end) - \(mouse)", "the mouse is removed at the session's last time")
-            #expect(end > 2_500)
-            #expect(run.hub.deviceCount == 0)
-            #expect(run.replay.droppedIncompleteEvents == 0)
-        }
-        #expect(LiveResources.owned == baseline)
+        let run = Run(session)
+        run.advance(toMilliseconds: 250)
+        #expect(run.hub.deviceCount == 1)
+        #expect(run.changes == ["0 + \(mouse)"])
+        let mouseOnly = LiveResources.owned
+        run.advance(toMilliseconds: 2_499)
+        #expect(run.hub.deviceCount == 2)
+        #expect(run.keysDown(dock) == ["KEY_LEFTCTRL", "KEY_C"], "the dock's recording ends with Ctrl+C held")
+        #expect(run.changes == ["0 + \(mouse)", "500 + \(dock)"])
+        run.advance(toMilliseconds: 2_500)
+        // Unplugged: the device, its slot and its held keys are gone; the watcher saw it go.
+        #expect(run.store.state(of: dock) == nil)
+        #expect(run.keysDown(dock) == nil)
+        #expect(run.hub.deviceCount == 1)
+        #expect(run.hub.devices.map(\.id) == [mouse])
+        #expect(run.changes == ["0 + \(mouse)", "500 + \(dock)", "2500 - \(dock)"])
+        #expect(run.store.state(of: mouse) != nil, "the mouse stays")
+        LiveResources.expectOwned(mouseOnly, "the dock's resources went with it")
+        run.finish()
+        let end = try #require(session.timeline.last).time / 1_000_000
+        #expect(run.changes.last == "\(end) - \(mouse)", "the mouse is removed at the session's last time")
+        #expect(end > 2_500)
+        #expect(run.hub.deviceCount == 0)
+        #expect(run.replay.droppedIncompleteEvents == 0)
     }
 
     @Test func aDeviceThatComesAndGoes100TimesLeavesNothingBehind() throws {
-        let baseline = LiveResources.owned
         let session = try Self.session("come-and-go-100.session")
         let id = session.devices[0].info.id
-        do {
-            let run = Run(session)
-            var between: [Int] = []
-            var framesPerAppearance: [UInt64] = []
-            for k in Int64(0)..<100 {
-                run.advance(toMilliseconds: k * 100 + 40)
-                // A fresh state every time: three frames in, nothing carried over.
-                framesPerAppearance.append(run.store.state(of: id)?.counters.framesIn ?? 0)
-                run.advance(toMilliseconds: k * 100 + 75)
-                #expect(run.hub.deviceCount == 0)
-                between.append(LiveResources.owned)
-            }
-            #expect(framesPerAppearance == Array(repeating: 3, count: 100))
-            // Between two appearances the same resources live every time (no leak per plug);
-            // after the last one the replay has finished and released its timer slot too.
-            #expect(Set(between.dropLast()).count == 1, "resources changed between appearances: \(between)")
-            #expect(between.last == between[0] - 1)
-            run.finish()
-            let expected = (0..<100).flatMap { k in ["\(k * 100) + \(id)", "\(k * 100 + 50) - \(id)"] }
-            #expect(run.changes == expected)
-            #expect(run.announced == Array(repeating: id, count: 100), "one device: one id every time")
+        let run = Run(session)
+        var between: [Int] = []
+        var framesPerAppearance: [UInt64] = []
+        for k in Int64(0)..<100 {
+            run.advance(toMilliseconds: k * 100 + 40)
+            // A fresh state every time: three frames in, nothing carried over.
+            framesPerAppearance.append(run.store.state(of: id)?.counters.framesIn ?? 0)
+            run.advance(toMilliseconds: k * 100 + 75)
+            #expect(run.hub.deviceCount == 0)
+            between.append(LiveResources.owned)
         }
-        #expect(LiveResources.owned == baseline)
+        #expect(framesPerAppearance == Array(repeating: 3, count: 100))
+        // Between two appearances the same resources live every time (no leak per plug);
+        // after the last one the replay has finished and released its timer slot too.
+        #expect(Set(between.dropLast()).count == 1, "resources changed between appearances: \(between)")
+        #expect(between.last == between[0] - 1)
+        run.finish()
+        let expected = (0..<100).flatMap { k in ["\(k * 100) + \(id)", "\(k * 100 + 50) - \(id)"] }
+        #expect(run.changes == expected)
+        #expect(run.announced == Array(repeating: id, count: 100), "one device: one id every time")
     }
 
     @Test func twoIdenticalDevicesHaveStableDistinctIdsAndTheirOwnState() throws {
-        let baseline = LiveResources.owned
         let session = try Self.session("two-identical-keyboards.session")
         #expect(session.devices[0].info.name == session.devices[1].info.name)
         #expect(session.devices[0].info.inputID == session.devices[1].info.inputID)
@@ -153,27 +144,22 @@ import Testing
         }
         #expect(runs[0] == ["0 + \(first)", "500 + \(second)", "6000 - \(first)", "6500 - \(second)"])
         #expect(runs[0] == runs[1], "the same ids and times on every replay")
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test func sessionsAndPlainRecordingsPlayTogether() throws {
-        let baseline = LiveResources.owned
-        do {
-            let session = try Self.session("come-and-go-100.session")
-            let plain = try Recording.read(contentsOf: Fixtures.recording(SessionFixtures.ps2MousePath))
-            let scheduler = VirtualTimeScheduler()
-            // The plain recording's device has the same id: the session's gets #2.
-            let replay = ReplaySource(recordings: [plain], sessions: [session], scheduler: scheduler)
-            #expect(replay.infos.map(\.id) == [plain.devices[0].info.id,
-                                               DeviceID(rawValue: plain.devices[0].info.id.rawValue + "#2")])
-            var streams = 0
-            let sub = replay.devices.subscribe(onNext: { _ in streams += 1 })
-            scheduler.run()
-            #expect(streams == 101)
-            sub.dispose()
-            scheduler.run()
-        }
-        #expect(LiveResources.owned == baseline)
+        let session = try Self.session("come-and-go-100.session")
+        let plain = try Recording.read(contentsOf: Fixtures.recording(SessionFixtures.ps2MousePath))
+        let scheduler = VirtualTimeScheduler()
+        // The plain recording's device has the same id: the session's gets #2.
+        let replay = ReplaySource(recordings: [plain], sessions: [session], scheduler: scheduler)
+        #expect(replay.infos.map(\.id) == [plain.devices[0].info.id,
+                                           DeviceID(rawValue: plain.devices[0].info.id.rawValue + "#2")])
+        var streams = 0
+        let sub = replay.devices.subscribe(onNext: { _ in streams += 1 })
+        scheduler.run()
+        #expect(streams == 101)
+        sub.dispose()
+        scheduler.run()
     }
 }
 

@@ -135,14 +135,12 @@ let debounceTable: [DebounceRow] = [
         ("1@0 0@5", "1@0 0@25", "1@0 0@25"),                       // a 5 ms tap
     ])
     func example(input: String, auto: String, always: String) {
-        let baseline = LiveResources.owned
         let frames = keyFrames(input, code: C.BTN_LEFT)
         let a = runFilter(Self.button(.auto), frames).values(EventType.key, C.BTN_LEFT)
         let b = runFilter(Self.button(.always), frames).values(EventType.key, C.BTN_LEFT)
         #expect(a == auto)
         #expect(b == always)
         #expect(Self.clicks(a) == Self.clicks(auto) && Self.clicks(b) == Self.clicks(auto))
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test("the old throttle-latest rule made two clicks of a spurious release; this makes one")
@@ -168,7 +166,6 @@ let debounceTable: [DebounceRow] = [
         let left = keyFrames("1@0 0@250 1@254 0@278 1@1000 0@1250 1@1254 0@1278", code: C.BTN_LEFT)
         let right = keyFrames("1@500 0@600", code: C.BTN_RIGHT)
         var turnedOn: [UInt16] = []
-        let baseline = LiveResources.owned
         func play() -> [InputFrame] {
             let scheduler = TestScheduler()
             let source = scheduler.createHotObservable((left + right).sorted { $0.time < $1.time }
@@ -185,7 +182,6 @@ let debounceTable: [DebounceRow] = [
         #expect(turnedOn == [C.BTN_LEFT])
         #expect(run.values(EventType.key, C.BTN_LEFT) == "1@0 0@250 1@1000 0@1279")
         #expect(run.values(EventType.key, C.BTN_RIGHT) == "1@500 0@600")   // still at once
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test("counters add up: inputs = at once + dropped + delayed + held")
@@ -247,7 +243,6 @@ let debounceTable: [DebounceRow] = [
 
     @Test("a replay through the hub: the fault turns the mode on once, with a notice and in spuriousReleaseCodes")
     func hubNotice() {
-        let baseline = LiveResources.owned
         var notices: [String] = []
         var codesWhilePresent: [DeviceID: [UInt16]] = [:]
         do {
@@ -272,7 +267,6 @@ let debounceTable: [DebounceRow] = [
         }
         #expect(notices == ["Worn mouse BTN_LEFT"])
         #expect(codesWhilePresent == [Self.mouse.id: [C.BTN_LEFT]])
-        #expect(LiveResources.owned == baseline)
     }
 }
 
@@ -298,7 +292,6 @@ let debounceTable: [DebounceRow] = [
 
     @Test("without --loop a finished replay keeps its device: final state (the release held to 25 ms) and counters")
     func staysPresent() {
-        let baseline = LiveResources.owned
         let kept = Self.play(removeAtEnd: false)
         #expect(kept.present == 1)
         #expect(kept.state?.keysDown == [])
@@ -307,6 +300,5 @@ let debounceTable: [DebounceRow] = [
         #expect(kept.afterStop == 0)
         let removed = Self.play(removeAtEnd: true)
         #expect(removed.present == 0 && removed.state == nil)
-        #expect(LiveResources.owned == baseline)
     }
 }

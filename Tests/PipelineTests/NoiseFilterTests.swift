@@ -17,30 +17,24 @@ import Testing
         ("1@0 2@250 2@283 0@300", "1@0 2@250 2@283 0@300"), // repeats are not chatter
     ])
     func workedExample(input: String, expected: String) {
-        let baseline = LiveResources.owned
         let run = runFilter(window, keyFrames(input))
         #expect(run.values(EventType.key, C.KEY_A) == expected)
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test("DESIGN row 6: removal at 10 ends the window; nothing fires after it")
     func removalEndsWindow() {
-        let baseline = LiveResources.owned
         let run = runFilter(window, keyFrames("1@0 0@3 1@6"), completeAt: 10)
         #expect(run.values(EventType.key, C.KEY_A) == "1@0")
         #expect(run.stoppedAt == 10)
         #expect(run.frames.count == 1)
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test("disposal while a value is held: nothing fires afterwards")
     func disposalDropsHeld() {
-        let baseline = LiveResources.owned
         // 0@10 is held for 25; disposed at 20.
         let run = runFilter(window, keyFrames("1@0 0@10"), disposeAt: 20)
         #expect(run.values(EventType.key, C.KEY_A) == "1@0")
         #expect(run.stoppedAt == nil)
-        #expect(LiveResources.owned == baseline)
     }
 
     @Test("bounce on press: chatter after the first edge swallowed, press not delayed")
@@ -287,12 +281,10 @@ import Testing
         var after = before
         after.keys[C.KEY_B] = .chatter(window: 40 * ms)
         let input = keyFrames("1@0 0@5") + keyFrames("1@1 0@6", code: C.KEY_B)
-        let baseline = LiveResources.owned
         let run = runFilter(before, input.sorted { $0.time < $1.time }, updates: [(10, after)])
         // KEY_A keeps its held release (window end 25); KEY_B's held release is gone.
         #expect(run.values(EventType.key, C.KEY_A) == "1@0 0@25")
         #expect(run.values(EventType.key, C.KEY_B) == "1@1")
         #expect(run.counters[.keyChatter] == FilterCounts(dropped: 1, delayed: 1, merged: 0))
-        #expect(LiveResources.owned == baseline)
     }
 }

@@ -109,12 +109,12 @@ struct FilterRun {
 /// Feeds `input` (frames at their times in ms) through `filterNoise(settings)` on a fresh
 /// TestScheduler. The source completes at `completeAt` (removal), the subscription is
 /// disposed at `disposeAt`; settings updates are sent at their ticks. The scheduler then
-/// runs until nothing is left. Checks that the live-resource count is back to its baseline.
+/// runs until nothing is left. Checks that the live-resource count is back where it was.
 func runFilter(_ settings: DeviceFilterSettings, _ input: [InputFrame], completeAt: Int? = nil,
                disposeAt: Int? = nil, updates: [(Int, DeviceFilterSettings)] = []) -> FilterRun {
-    let baseline = LiveResources.owned
+    let before = LiveResources.owned
     let run = runFilterBody(settings, input, completeAt: completeAt, disposeAt: disposeAt, updates: updates)
-    #expect(LiveResources.owned == baseline, "filterNoise left live resources behind")
+    LiveResources.expectOwned(before, "filterNoise left live resources behind")
     return run
 }
 

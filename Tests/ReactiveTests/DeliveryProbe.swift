@@ -41,8 +41,8 @@ func perProducerComplete(_ values: [Int], producers: Int, perProducer: Int, stri
 }
 
 /// Runs `body(thread)` on `threads` real threads that start together, and joins them all,
-/// so that everything the bodies captured is released when this returns (tests compare
-/// `LiveResources.owned` right after).
+/// so that everything the bodies captured is released when this returns (the live-resource
+/// count the test's trait checks does not wait on a thread still winding down).
 func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
     final class Start: @unchecked Sendable {
         let body: @Sendable (Int) -> Void

@@ -7,14 +7,6 @@ import Glibc
 
 /// Helpers for the operator tests in this folder.
 enum MarbleRun {
-    /// Expects `LiveResources.owned` to be back at `baseline`, giving work still finishing on
-    /// other threads (a drain job, a queued dispose) up to two seconds.
-    static func expectBaseline(_ baseline: Int, sourceLocation: SourceLocation = #_sourceLocation) {
-        let deadline = monotonicNow() + 2_000_000_000
-        while LiveResources.owned != baseline && monotonicNow() < deadline { usleep(1_000) }
-        #expect(LiveResources.owned == baseline, sourceLocation: sourceLocation)
-    }
-
     /// Like `TestScheduler.start`, but subscribes through `subscribe(onNext:onError:onCompleted:)`
     /// so that the chain is disposed after a stop event, as in production code.
     static func startTerminal<Element>(_ scheduler: TestScheduler, created: TestTime = 100, subscribed: TestTime = 200,
@@ -42,15 +34,29 @@ enum MarbleRun {
 ///
 /// While `hold()` is in effect, forwarded jobs wait (on the base scheduler's thread) until
 /// `release()`, so a test can make a burst arrive while a job is pending, deterministically.
+/// `waitUntilIdle()` is the signal that every job scheduled so far has returned: after it,
+/// nothing more is delivered through this scheduler unless a new job is scheduled.
 final class JobCountingScheduler: ImmediateSchedulerType, @unchecked Sendable {
     let base: ImmediateSchedulerType
     private let counter = SharedCounter()
+    private let ended = SharedCounter()
     private let held = DispatchGroup()
 
     init(_ base: ImmediateSchedulerType) { self.base = base }
 
     /// Jobs scheduled so far.
     var scheduled: Int { counter.value }
+
+    /// Jobs that have run to their end.
+    var finished: Int { ended.value }
+
+    /// Waits until every job scheduled so far has returned, for at most `seconds`; whether
+    /// they all did.
+    func waitUntilIdle(seconds: Int64 = 10) -> Bool {
+        let deadline = monotonicNow() + seconds * 1_000_000_000
+        while finished != scheduled && monotonicNow() < deadline { usleep(1_000) }
+        return finished == scheduled
+    }
 
     /// Makes jobs wait before they run.
     func hold() { held.enter() }
@@ -61,10 +67,11 @@ final class JobCountingScheduler: ImmediateSchedulerType, @unchecked Sendable {
     @discardableResult
     func schedule(_ action: @escaping () -> Void) -> Disposable {
         counter.add(1)
-        let held = self.held
+        let held = self.held, ended = self.ended
         return base.schedule {
             held.wait()
             action()
+            ended.add(1)
         }
     }
 }

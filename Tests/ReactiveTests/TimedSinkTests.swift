@@ -88,16 +88,12 @@ private struct Probe: TimedMachine {
 struct TimedSinkTests {
     @Test("a send from inside the machine is handled after the current input, not nested")
     func reentrantSendIsQueued() {
-        let baseline = LiveResources.owned
-        do {
-            let log = ProbeLog()
-            let sink = TimedSink(Probe(log: log), scheduler: ManualScheduler())
-            sink.send(.sendFromInside(1))
-            sink.send(.note(2))
-            #expect(log.entries == ["sent 1", "note 1", "note 2"])
-            sink.dispose()
-        }
-        #expect(LiveResources.owned == baseline)
+        let log = ProbeLog()
+        let sink = TimedSink(Probe(log: log), scheduler: ManualScheduler())
+        sink.send(.sendFromInside(1))
+        sink.send(.note(2))
+        #expect(log.entries == ["sent 1", "note 1", "note 2"])
+        sink.dispose()
     }
 
     @Test("re-arming reuses one timer slot; a tick with an older token is stale")
@@ -120,40 +116,32 @@ struct TimedSinkTests {
 
     @Test("dispose invalidates the timer; a tick in flight afterwards reaches nothing")
     func tickInFlightAfterDispose() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = ManualScheduler()
-            let log = ProbeLog()
-            let sink = TimedSink(Probe(log: log), scheduler: scheduler)
-            sink.send(.arm(at: 5))
-            let timer = scheduler.timers[0]
-            let inFlight = timer.handler!
-            sink.dispose()
-            #expect(timer.invalidated)
-            #expect(timer.handler == nil)
-            inFlight(1)
-            sink.send(.note(1))
-            sink.dispose()   // idempotent
-            #expect(log.entries == ["armed 5"])
-        }
-        #expect(LiveResources.owned == baseline)
+        let scheduler = ManualScheduler()
+        let log = ProbeLog()
+        let sink = TimedSink(Probe(log: log), scheduler: scheduler)
+        sink.send(.arm(at: 5))
+        let timer = scheduler.timers[0]
+        let inFlight = timer.handler!
+        sink.dispose()
+        #expect(timer.invalidated)
+        #expect(timer.handler == nil)
+        inFlight(1)
+        sink.send(.note(1))
+        sink.dispose()   // idempotent
+        #expect(log.entries == ["armed 5"])
     }
 
     @Test("dispose from inside a tick: nothing reaches the machine afterwards, the timer is released")
     func disposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = ManualScheduler()
-            let log = ProbeLog()
-            let sink = TimedSink(Probe(log: log, disposeOnTick: true), scheduler: scheduler)
-            sink.send(.arm(at: 5))
-            let timer = scheduler.timers[0]
-            timer.handler?(1)
-            #expect(timer.invalidated)
-            sink.send(.note(1))
-            #expect(log.entries == ["armed 5", "tick 1 current true"])
-        }
-        #expect(LiveResources.owned == baseline)
+        let scheduler = ManualScheduler()
+        let log = ProbeLog()
+        let sink = TimedSink(Probe(log: log, disposeOnTick: true), scheduler: scheduler)
+        sink.send(.arm(at: 5))
+        let timer = scheduler.timers[0]
+        timer.handler?(1)
+        #expect(timer.invalidated)
+        sink.send(.note(1))
+        #expect(log.entries == ["armed 5", "tick 1 current true"])
     }
 
     @Test("dispose from inside an input: the input sent after it in the same turn is dropped")
@@ -173,208 +161,172 @@ struct TimedSinkTests {
 struct TimerDrivenEmissionTests {
     @Test("throttle: disposal from inside the window's-end emission")
     func throttleDisposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var received: [(Int, TestTime)] = []
-            var subscription: Disposable?
-            subscription = subject.throttle(.milliseconds(10), latest: true, scheduler: scheduler)
-                .subscribe(onNext: { value in
-                    received.append((value, scheduler.clockTicks))
-                    if value == 2 { subscription?.dispose() }
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(3)
-            subject.onNext(2)   // kept for 10
-            scheduler.advanceTo(12)
-            subject.onNext(3)
-            scheduler.advanceTo(50)
-            #expect(received.map(\.0) == [1, 2])
-            #expect(received.map(\.1) == [0, 10])
-            #expect(!subject.hasObservers)
-            subscription = nil
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var received: [(Int, TestTime)] = []
+        var subscription: Disposable?
+        subscription = subject.throttle(.milliseconds(10), latest: true, scheduler: scheduler)
+            .subscribe(onNext: { value in
+                received.append((value, scheduler.clockTicks))
+                if value == 2 { subscription?.dispose() }
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(3)
+        subject.onNext(2)   // kept for 10
+        scheduler.advanceTo(12)
+        subject.onNext(3)
+        scheduler.advanceTo(50)
+        #expect(received.map(\.0) == [1, 2])
+        #expect(received.map(\.1) == [0, 10])
+        #expect(!subject.hasObservers)
+        subscription = nil
     }
 
     @Test("throttle: an element sent from inside the window's-end emission is kept for the next window")
     func throttleReentrantFromTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var received: [(Int, TestTime)] = []
-            let subscription = subject.throttle(.milliseconds(10), latest: true, scheduler: scheduler)
-                .subscribe(onNext: { value in
-                    received.append((value, scheduler.clockTicks))
-                    if value == 2 { subject.onNext(4) }   // inside the window the tick opened
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(3)
-            subject.onNext(2)
-            scheduler.advanceTo(50)
-            #expect(received.map(\.0) == [1, 2, 4])
-            #expect(received.map(\.1) == [0, 10, 20])
-            subscription.dispose()
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var received: [(Int, TestTime)] = []
+        let subscription = subject.throttle(.milliseconds(10), latest: true, scheduler: scheduler)
+            .subscribe(onNext: { value in
+                received.append((value, scheduler.clockTicks))
+                if value == 2 { subject.onNext(4) }   // inside the window the tick opened
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(3)
+        subject.onNext(2)
+        scheduler.advanceTo(50)
+        #expect(received.map(\.0) == [1, 2, 4])
+        #expect(received.map(\.1) == [0, 10, 20])
+        subscription.dispose()
     }
 
     @Test("buffer: disposal from inside a timer-emitted array")
     func bufferDisposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var arrays: [([Int], TestTime)] = []
-            var subscription: Disposable?
-            subscription = subject.buffer(timeSpan: .milliseconds(10), count: 5, scheduler: scheduler)
-                .subscribe(onNext: { array in
-                    arrays.append((array, scheduler.clockTicks))
-                    subscription?.dispose()
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(15)
-            subject.onNext(2)
-            scheduler.advanceTo(100)
-            #expect(arrays.map(\.0) == [[1]])
-            #expect(arrays.map(\.1) == [10])
-            #expect(!subject.hasObservers)
-            subscription = nil
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var arrays: [([Int], TestTime)] = []
+        var subscription: Disposable?
+        subscription = subject.buffer(timeSpan: .milliseconds(10), count: 5, scheduler: scheduler)
+            .subscribe(onNext: { array in
+                arrays.append((array, scheduler.clockTicks))
+                subscription?.dispose()
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(15)
+        subject.onNext(2)
+        scheduler.advanceTo(100)
+        #expect(arrays.map(\.0) == [[1]])
+        #expect(arrays.map(\.1) == [10])
+        #expect(!subject.hasObservers)
+        subscription = nil
     }
 
     @Test("buffer: an element sent from inside a timer-emitted array goes into the next one")
     func bufferReentrantFromTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var arrays: [([Int], TestTime)] = []
-            let subscription = subject.buffer(timeSpan: .milliseconds(10), count: 5, scheduler: scheduler)
-                .subscribe(onNext: { array in
-                    arrays.append((array, scheduler.clockTicks))
-                    if array == [1] { subject.onNext(2) }
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(30)
-            #expect(arrays.map(\.0) == [[1], [2], []])
-            #expect(arrays.map(\.1) == [10, 20, 30])
-            subscription.dispose()
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var arrays: [([Int], TestTime)] = []
+        let subscription = subject.buffer(timeSpan: .milliseconds(10), count: 5, scheduler: scheduler)
+            .subscribe(onNext: { array in
+                arrays.append((array, scheduler.clockTicks))
+                if array == [1] { subject.onNext(2) }
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(30)
+        #expect(arrays.map(\.0) == [[1], [2], []])
+        #expect(arrays.map(\.1) == [10, 20, 30])
+        subscription.dispose()
     }
 
     @Test("take(for:): disposal from inside the completion the timer delivers is idempotent")
     func takeForDisposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var events: [Event<Int>] = []
-            var subscription: Disposable?
-            subscription = subject.take(for: .milliseconds(10), scheduler: scheduler)
-                .subscribe(AnyObserver { event in
-                    events.append(event)
-                    if event.isStopEvent { subscription?.dispose() }
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(10)
-            #expect(events == [.next(1), .completed])
-            #expect(!subject.hasObservers)
-            subject.onNext(2)
-            subscription?.dispose()
-            #expect(events == [.next(1), .completed])
-            subscription = nil
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var events: [Event<Int>] = []
+        var subscription: Disposable?
+        subscription = subject.take(for: .milliseconds(10), scheduler: scheduler)
+            .subscribe(AnyObserver { event in
+                events.append(event)
+                if event.isStopEvent { subscription?.dispose() }
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(10)
+        #expect(events == [.next(1), .completed])
+        #expect(!subject.hasObservers)
+        subject.onNext(2)
+        subscription?.dispose()
+        #expect(events == [.next(1), .completed])
+        subscription = nil
     }
 
     @Test("take(for:): an element sent from inside the timer's completion is not delivered")
     func takeForReentrantFromTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var events: [Event<Int>] = []
-            let subscription = subject.take(for: .milliseconds(10), scheduler: scheduler)
-                .subscribe(AnyObserver { event in
-                    events.append(event)
-                    if event.isStopEvent { subject.onNext(2) }
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(50)
-            #expect(events == [.next(1), .completed])
-            #expect(!subject.hasObservers)
-            subscription.dispose()
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var events: [Event<Int>] = []
+        let subscription = subject.take(for: .milliseconds(10), scheduler: scheduler)
+            .subscribe(AnyObserver { event in
+                events.append(event)
+                if event.isStopEvent { subject.onNext(2) }
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(50)
+        #expect(events == [.next(1), .completed])
+        #expect(!subject.hasObservers)
+        subscription.dispose()
     }
 
     @Test("timeout: disposal from inside the timeout error the timer delivers")
     func timeoutDisposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var events: [(Event<Int>, TestTime)] = []
-            var subscription: Disposable?
-            subscription = subject.timeout(.milliseconds(10), scheduler: scheduler)
-                .subscribe(AnyObserver { event in
-                    events.append((event, scheduler.clockTicks))
-                    if event.isStopEvent { subscription?.dispose() }
-                })
-            subject.onNext(1)
-            scheduler.advanceTo(50)
-            #expect(events.map(\.0) == [.next(1), .error(RxError.timeout)])
-            #expect(events.map(\.1) == [0, 10])
-            #expect(!subject.hasObservers)
-            subscription = nil
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var events: [(Event<Int>, TestTime)] = []
+        var subscription: Disposable?
+        subscription = subject.timeout(.milliseconds(10), scheduler: scheduler)
+            .subscribe(AnyObserver { event in
+                events.append((event, scheduler.clockTicks))
+                if event.isStopEvent { subscription?.dispose() }
+            })
+        subject.onNext(1)
+        scheduler.advanceTo(50)
+        #expect(events.map(\.0) == [.next(1), .error(RxError.timeout)])
+        #expect(events.map(\.1) == [0, 10])
+        #expect(!subject.hasObservers)
+        subscription = nil
     }
 
     @Test("timeout with other: disposal from inside other's first element, sent during the switch")
     func timeoutOtherDisposeInsideTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var events: [Event<Int>] = []
-            var subscription: Disposable?
-            subscription = subject.timeout(.milliseconds(10), other: Observable.of(7, 8), scheduler: scheduler)
-                .subscribe(AnyObserver { event in
-                    events.append(event)
-                    subscription?.dispose()
-                })
-            scheduler.advanceTo(50)
-            #expect(events == [.next(7)])
-            #expect(!subject.hasObservers)
-            subscription = nil
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var events: [Event<Int>] = []
+        var subscription: Disposable?
+        subscription = subject.timeout(.milliseconds(10), other: Observable.of(7, 8), scheduler: scheduler)
+            .subscribe(AnyObserver { event in
+                events.append(event)
+                subscription?.dispose()
+            })
+        scheduler.advanceTo(50)
+        #expect(events == [.next(7)])
+        #expect(!subject.hasObservers)
+        subscription = nil
     }
 
     @Test("timeout with other: a source element sent from inside other's element is dropped")
     func timeoutReentrantFromTick() {
-        let baseline = LiveResources.owned
-        do {
-            let scheduler = TestScheduler()
-            let subject = PublishSubject<Int>()
-            var events: [Event<Int>] = []
-            let subscription = subject.timeout(.milliseconds(10), other: Observable.of(7, 8), scheduler: scheduler)
-                .subscribe(AnyObserver { event in
-                    events.append(event)
-                    if case .next(7) = event { subject.onNext(3) }
-                })
-            scheduler.advanceTo(50)
-            #expect(events == [.next(7), .next(8), .completed])
-            #expect(!subject.hasObservers)
-            subscription.dispose()
-        }
-        MarbleRun.expectBaseline(baseline)
+        let scheduler = TestScheduler()
+        let subject = PublishSubject<Int>()
+        var events: [Event<Int>] = []
+        let subscription = subject.timeout(.milliseconds(10), other: Observable.of(7, 8), scheduler: scheduler)
+            .subscribe(AnyObserver { event in
+                events.append(event)
+                if case .next(7) = event { subject.onNext(3) }
+            })
+        scheduler.advanceTo(50)
+        #expect(events == [.next(7), .next(8), .completed])
+        #expect(!subject.hasObservers)
+        subscription.dispose()
     }
 }
 

@@ -65,92 +65,89 @@ import Glibc
     }
 
     @Test func linesPipelinedBehindAPendingLatencyAnswerWaitInTheKernelNotInTheServer() async throws {
-        try await released {
-            let held = HeldHub()
-            let (server, path) = try await startServer(hub: held.hub)
-            do {
-                let c = try TestClient(path: path)
-                _ = try c.read()
-                held.hold()
-                try c.send(#"{"class":"LATENCY","id":"first"}"#)
-                let ping = #"{"class":"PING"}"#
-                let sent = try Self.flood(c, line: ping, cap: 64 << 20)
-                // Before: the server read everything into its framer (64 MB here, and growing
-                // for as long as the client sent). Now it stops reading: what was sent is what
-                // the kernel's socket buffers hold plus at most one read cycle.
-                #expect(sent < 4 << 20, "the server took \(sent) bytes while an answer was pending")
-                held.release()
-                #expect(try c.read(timeout: 10)["id"] as? String == "first")
-                let pings = sent / (ping.utf8.count + 1)
-                for i in 0..<pings {
-                    let m = try c.read(timeout: 10)
-                    guard m["class"] as? String == "PING" else {
-                        Issue.record("reply \(i) of \(pings): \(m)")
-                        break
-                    }
+        let held = HeldHub()
+        let (server, path) = try await startServer(hub: held.hub)
+        do {
+            let c = try TestClient(path: path)
+            _ = try c.read()
+            held.hold()
+            try c.send(#"{"class":"LATENCY","id":"first"}"#)
+            let ping = #"{"class":"PING"}"#
+            let sent = try Self.flood(c, line: ping, cap: 64 << 20)
+            // Before: the server read everything into its framer (64 MB here, and growing
+            // for as long as the client sent). Now it stops reading: what was sent is what
+            // the kernel's socket buffers hold plus at most one read cycle.
+            #expect(sent < 4 << 20, "the server took \(sent) bytes while an answer was pending")
+            held.release()
+            #expect(try c.read(timeout: 10)["id"] as? String == "first")
+            let pings = sent / (ping.utf8.count + 1)
+            for i in 0..<pings {
+                let m = try c.read(timeout: 10)
+                guard m["class"] as? String == "PING" else {
+                    Issue.record("reply \(i) of \(pings): \(m)")
+                    break
                 }
-                #expect(server.droppedClients == 0)
             }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            held.stop()
+            #expect(server.droppedClients == 0)
         }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        held.stop()
     }
 
     @Test func aClientThatPipelinesFasterThanItReadsIsPacedNotDropped() async throws {
-        try await released {
-            let devices = ManualDevices()
-            for i in 0..<8 { devices.add(testKeyboard("Keyboard \(i)", product: UInt16(i + 1))) }
-            let (server, path) = try await startServer(hub: devices.hub) { $0.outgoingBufferLimit = 32 * 1024 }
-            do {
-                let c = try TestClient(path: path)
-                _ = try c.read()
-                // 2,000 DEVICES replies (over 1 MB) asked for before reading any: before, the
-                // replies filled the 32 KiB outbox and the client was dropped as a slow
-                // consumer; now its requests wait until it reads.
-                let count = 2_000
-                let sender = Thread {
-                    try? c.sendRaw(Array(String(repeating: #"{"class":"DEVICES"}"# + "\n", count: count).utf8))
-                }
-                sender.start()
-                try await Task.sleep(for: .milliseconds(500))
-                #expect(server.droppedClients == 0)
-                for i in 0..<count {
-                    let m = try c.read(timeout: 10)
-                    guard m["class"] as? String == "DEVICES" else {
-                        Issue.record("reply \(i) of \(count): \(m)")
-                        break
-                    }
-                }
-                #expect(server.droppedClients == 0)
+        let devices = ManualDevices()
+        for i in 0..<8 { devices.add(testKeyboard("Keyboard \(i)", product: UInt16(i + 1))) }
+        let (server, path) = try await startServer(hub: devices.hub) { $0.outgoingBufferLimit = 32 * 1024 }
+        do {
+            let c = try TestClient(path: path)
+            _ = try c.read()
+            // 2,000 DEVICES replies (over 1 MB) asked for before reading any: before, the
+            // replies filled the 32 KiB outbox and the client was dropped as a slow
+            // consumer; now its requests wait until it reads.
+            let count = 2_000
+            let sender = Thread {
+                try? c.sendRaw(Array(String(repeating: #"{"class":"DEVICES"}"# + "\n", count: count).utf8))
             }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            devices.stop()
+            sender.start()
+            // Real time is the point: the client reads nothing for a while, so the replies pile
+            // up against the limit (nothing outside the connection marks "the server has
+            // stopped reading"); a drop at any time would also end the read loop below.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(server.droppedClients == 0)
+            for i in 0..<count {
+                let m = try c.read(timeout: 10)
+                guard m["class"] as? String == "DEVICES" else {
+                    Issue.record("reply \(i) of \(count): \(m)")
+                    break
+                }
+            }
+            #expect(server.droppedClients == 0)
         }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        devices.stop()
     }
 
     /// docs/protocol.md's EOF rule, a half-closed watcher included: the lines received before
     /// the EOF are answered, then the connection closes and the watch with it.
     @Test func aClientThatShutsItsWritingSideGetsItsAnswersThenEOFEvenWhenWatching() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard()
-            devices.add(kb)
-            let (server, path) = try await startServer(hub: devices.hub)
-            do {
-                let c = try TestClient(path: path)
-                _ = try c.read()
-                try c.send(#"{"class":"PING","id":1}"# + "\n" + #"{"class":"WATCH","id":2}"#)
-                shutdown(c.fd, Int32(SHUT_WR))
-                let lines = try c.drainToEOF(timeout: 10)
-                #expect(lines.count == 2, "\(lines)")
-                #expect(lines.first?.contains(#""class":"PING""#) == true)
-                #expect(lines.last?.contains(#""class":"WATCH""#) == true)
-            }
-            #expect(await eventually { server.clientCount == 0 && server.frameEncoders.isEmpty })
-            await server.shutdown()
-            devices.stop()
+        let devices = ManualDevices()
+        let kb = testKeyboard()
+        devices.add(kb)
+        let (server, path) = try await startServer(hub: devices.hub)
+        do {
+            let c = try TestClient(path: path)
+            _ = try c.read()
+            try c.send(#"{"class":"PING","id":1}"# + "\n" + #"{"class":"WATCH","id":2}"#)
+            shutdown(c.fd, Int32(SHUT_WR))
+            let lines = try c.drainToEOF(timeout: 10)
+            #expect(lines.count == 2, "\(lines)")
+            #expect(lines.first?.contains(#""class":"PING""#) == true)
+            #expect(lines.last?.contains(#""class":"WATCH""#) == true)
         }
+        #expect(await eventually { server.clientCount == 0 && server.frameEncoders.isEmpty })
+        await server.shutdown()
+        devices.stop()
     }
 }

@@ -88,66 +88,62 @@ struct EvflowctlTests {
     }
 
     @Test func devicesStateAndStatsAsTablesAndJSON() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard(), mouse = testMouse()
-            devices.add(kb)
-            devices.add(mouse)
-            devices.send(kb.id, keyFrame(30, 1, ms: 0))
-            let (server, path) = try await startServer(hub: devices.hub)
-            let table = try run(["devices", "--socket", path])
-            #expect(table.status == 0)
-            let lines = table.stdout.split(separator: "\n").map(String.init)
-            #expect(lines.count == 3)
-            #expect(lines[0].hasPrefix("ID"))
-            #expect(lines[0].contains("NAME") && lines[0].contains("CLASSES"))
-            #expect(lines.contains { $0.hasPrefix(kb.id.rawValue) && $0.contains("Test Keyboard") && $0.contains("key,keyboard") })
-            // Columns line up: NAME starts at the same offset on every line.
-            let offsets = Set(lines.dropFirst().map { $0.range(of: "Test ")!.lowerBound.utf16Offset(in: $0) })
-            #expect(offsets == [lines[0].range(of: "NAME")!.lowerBound.utf16Offset(in: lines[0])])
+        let devices = ManualDevices()
+        let kb = testKeyboard(), mouse = testMouse()
+        devices.add(kb)
+        devices.add(mouse)
+        devices.send(kb.id, keyFrame(30, 1, ms: 0))
+        let (server, path) = try await startServer(hub: devices.hub)
+        let table = try run(["devices", "--socket", path])
+        #expect(table.status == 0)
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("ID"))
+        #expect(lines[0].contains("NAME") && lines[0].contains("CLASSES"))
+        #expect(lines.contains { $0.hasPrefix(kb.id.rawValue) && $0.contains("Test Keyboard") && $0.contains("key,keyboard") })
+        // Columns line up: NAME starts at the same offset on every line.
+        let offsets = Set(lines.dropFirst().map { $0.range(of: "Test ")!.lowerBound.utf16Offset(in: $0) })
+        #expect(offsets == [lines[0].range(of: "NAME")!.lowerBound.utf16Offset(in: lines[0])])
 
-            let json = try run(["devices", "--json", "--socket", path])
-            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
-            #expect(object?["class"] as? String == "DEVICES")
-            #expect((object?["devices"] as? [Any])?.count == 2)
+        let json = try run(["devices", "--json", "--socket", path])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["class"] as? String == "DEVICES")
+        #expect((object?["devices"] as? [Any])?.count == 2)
 
-            let state = try run(["state", "--socket", path, "Test Keyboard"])
-            #expect(state.status == 0)
-            #expect(state.stdout.contains("keys down   KEY_A"))
-            #expect(state.stdout.contains("frames      1 in, 1 out"))
+        let state = try run(["state", "--socket", path, "Test Keyboard"])
+        #expect(state.status == 0)
+        #expect(state.stdout.contains("keys down   KEY_A"))
+        #expect(state.stdout.contains("frames      1 in, 1 out"))
 
-            let missing = try run(["state", "--socket", path, "ghost"])
-            #expect(missing.status == 65)
-            #expect(missing.stderr.contains("no device 'ghost'"))
+        let missing = try run(["state", "--socket", path, "ghost"])
+        #expect(missing.status == 65)
+        #expect(missing.stderr.contains("no device 'ghost'"))
 
-            let stats = try run(["stats", "--socket", path])
-            #expect(stats.status == 0)
-            #expect(stats.stdout.contains("devices         2"))
-            #expect(stats.stdout.contains("live resources"))
-            #expect(stats.stdout.contains("CLIENT"))
-            await server.shutdown()
-            devices.stop()
-        }
+        let stats = try run(["stats", "--socket", path])
+        #expect(stats.status == 0)
+        #expect(stats.stdout.contains("devices         2"))
+        #expect(stats.stdout.contains("live resources"))
+        #expect(stats.stdout.contains("CLIENT"))
+        await server.shutdown()
+        devices.stop()
     }
 
     @Test func watchPrintsStreamLinesAndStopsAfterCount() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard(), mouse = testMouse()
-            devices.add(kb)
-            devices.add(mouse)
-            let (server, path) = try await startServer(hub: devices.hub)
-            let ctl = try Ctl(["watch", "--socket", path, "--type", "EV_KEY", "--count", "2"])
-            #expect(await eventually { watchers(path) == 1 })
-            devices.send(mouse.id, motionFrame(dx: 3, ms: 10))     // not selected
-            devices.send(kb.id, keyFrame(30, 1, ms: 20))
-            devices.send(kb.id, keyFrame(30, 0, ms: 120))
-            let r = ctl.finish()
-            #expect(r.status == 0)
-            #expect(r.stdout == "0.020000  \(kb.id.rawValue)  KEY_A 1\n0.120000  \(kb.id.rawValue)  KEY_A 0\n")
-            await server.shutdown()
-            devices.stop()
-        }
+        let devices = ManualDevices()
+        let kb = testKeyboard(), mouse = testMouse()
+        devices.add(kb)
+        devices.add(mouse)
+        let (server, path) = try await startServer(hub: devices.hub)
+        let ctl = try Ctl(["watch", "--socket", path, "--type", "EV_KEY", "--count", "2"])
+        #expect(await eventually { watchers(path) == 1 })
+        devices.send(mouse.id, motionFrame(dx: 3, ms: 10))     // not selected
+        devices.send(kb.id, keyFrame(30, 1, ms: 20))
+        devices.send(kb.id, keyFrame(30, 0, ms: 120))
+        let r = ctl.finish()
+        #expect(r.status == 0)
+        #expect(r.stdout == "0.020000  \(kb.id.rawValue)  KEY_A 1\n0.120000  \(kb.id.rawValue)  KEY_A 0\n")
+        await server.shutdown()
+        devices.stop()
     }
 
     /// evflowctl builds its WATCH from the protocol's own types and checks it as the server
@@ -162,33 +158,31 @@ struct EvflowctlTests {
     }
 
     @Test func recordWritesAnEvemuFileOfTheRawStream() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard()
-            devices.add(kb)
-            let (server, path) = try await startServer(hub: devices.hub)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-\(getpid()).evemu")
-            defer { try? FileManager.default.removeItem(at: file) }
-            let ctl = try Ctl(["record", "--socket", path, kb.id.rawValue, "-o", file.path, "--count", "3"])
-            #expect(await eventually { watchers(path) == 1 })
-            // Chatter: the raw stream keeps all three frames.
-            devices.send(kb.id, keyFrame(30, 1, ms: 1000))
-            devices.send(kb.id, keyFrame(30, 0, ms: 1003))
-            devices.send(kb.id, keyFrame(30, 1, ms: 1006))
-            let r = ctl.finish()
-            #expect(r.status == 0, "\(r.stderr)")
-            let recording = try Recording.read(contentsOf: file)
-            let device = try #require(recording.devices.first)
-            #expect(device.info.name == kb.name)
-            #expect(device.info.inputID == kb.inputID)
-            #expect(device.info.capabilities[EventType.key] == kb.capabilities[EventType.key])
-            let keys = device.events.filter { $0.type == EventType.key }
-            #expect(keys.map(\.value) == [1, 0, 1])
-            #expect(keys.map(\.time) == [0, 3_000_000, 6_000_000])
-            #expect(device.events.filter(\.isSynReport).count == 3)
-            await server.shutdown()
-            devices.stop()
-        }
+        let devices = ManualDevices()
+        let kb = testKeyboard()
+        devices.add(kb)
+        let (server, path) = try await startServer(hub: devices.hub)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-\(getpid()).evemu")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let ctl = try Ctl(["record", "--socket", path, kb.id.rawValue, "-o", file.path, "--count", "3"])
+        #expect(await eventually { watchers(path) == 1 })
+        // Chatter: the raw stream keeps all three frames.
+        devices.send(kb.id, keyFrame(30, 1, ms: 1000))
+        devices.send(kb.id, keyFrame(30, 0, ms: 1003))
+        devices.send(kb.id, keyFrame(30, 1, ms: 1006))
+        let r = ctl.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        let recording = try Recording.read(contentsOf: file)
+        let device = try #require(recording.devices.first)
+        #expect(device.info.name == kb.name)
+        #expect(device.info.inputID == kb.inputID)
+        #expect(device.info.capabilities[EventType.key] == kb.capabilities[EventType.key])
+        let keys = device.events.filter { $0.type == EventType.key }
+        #expect(keys.map(\.value) == [1, 0, 1])
+        #expect(keys.map(\.time) == [0, 3_000_000, 6_000_000])
+        #expect(device.events.filter(\.isSynReport).count == 3)
+        await server.shutdown()
+        devices.stop()
     }
 }
 
@@ -350,49 +344,47 @@ struct EvflowctlSessionTests {
     }
 
     @Test func recordAllWritesASessionOfDevicesComingAndGoing() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard()
-            let mouse = testMouse()
-            devices.add(kb)
-            let (server, path) = try await startServer(hub: devices.hub)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-all-\(getpid()).session")
-            defer { try? FileManager.default.removeItem(at: file) }
-            let ctl = try Ctl(["record", "--all", "--socket", path, "-o", file.path, "--count", "4"])
-            #expect(await eventually { watchers(path) == 1 })
-            devices.send(kb.id, Self.frameNow(EventType.key, 30, 1))
-            devices.send(kb.id, Self.frameNow(EventType.key, 30, 0))
-            devices.add(mouse)   // plugged in while recording
-            devices.send(mouse.id, Self.frameNow(EventType.rel, 0, 5))
-            devices.remove(kb)   // pulled out while recording
-            devices.send(mouse.id, Self.frameNow(EventType.rel, 1, -2))
-            let r = ctl.finish()
-            #expect(r.status == 0, "\(r.stderr)")
-            #expect(r.stderr.contains("4 frame(s) of 2 device(s), 2 appearance(s) written to"))
-            let session = try SessionReader.read(contentsOf: file)
-            #expect(session.devices.map(\.handle) == ["d1", "d2"])
-            #expect(session.devices.map(\.info.id) == [kb.id, mouse.id])
-            // The full descriptions, from STATE (the DEVICE notice has no capabilities).
-            #expect(session.devices.map(\.info.name) == [kb.name, mouse.name])
-            #expect(session.devices[0].info.capabilities[EventType.key] == kb.capabilities[EventType.key])
-            #expect(session.devices[1].info.capabilities[EventType.rel] == mouse.capabilities[EventType.rel])
-            #expect(session.devices[1].info.inputID == mouse.inputID)
-            func line(_ e: SessionEntry) -> String {
-                switch e.action {
-                case .add: return "add \(session.devices[e.device].handle)"
-                case .remove: return "remove \(session.devices[e.device].handle)"
-                case .event(let type, let code, let value): return "\(session.devices[e.device].handle) \(type) \(code) \(value)"
-                }
+        let devices = ManualDevices()
+        let kb = testKeyboard()
+        let mouse = testMouse()
+        devices.add(kb)
+        let (server, path) = try await startServer(hub: devices.hub)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("srv-record-all-\(getpid()).session")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let ctl = try Ctl(["record", "--all", "--socket", path, "-o", file.path, "--count", "4"])
+        #expect(await eventually { watchers(path) == 1 })
+        devices.send(kb.id, Self.frameNow(EventType.key, 30, 1))
+        devices.send(kb.id, Self.frameNow(EventType.key, 30, 0))
+        devices.add(mouse)   // plugged in while recording
+        devices.send(mouse.id, Self.frameNow(EventType.rel, 0, 5))
+        devices.remove(kb)   // pulled out while recording
+        devices.send(mouse.id, Self.frameNow(EventType.rel, 1, -2))
+        let r = ctl.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("4 frame(s) of 2 device(s), 2 appearance(s) written to"))
+        let session = try SessionReader.read(contentsOf: file)
+        #expect(session.devices.map(\.handle) == ["d1", "d2"])
+        #expect(session.devices.map(\.info.id) == [kb.id, mouse.id])
+        // The full descriptions, from STATE (the DEVICE notice has no capabilities).
+        #expect(session.devices.map(\.info.name) == [kb.name, mouse.name])
+        #expect(session.devices[0].info.capabilities[EventType.key] == kb.capabilities[EventType.key])
+        #expect(session.devices[1].info.capabilities[EventType.rel] == mouse.capabilities[EventType.rel])
+        #expect(session.devices[1].info.inputID == mouse.inputID)
+        func line(_ e: SessionEntry) -> String {
+            switch e.action {
+            case .add: return "add \(session.devices[e.device].handle)"
+            case .remove: return "remove \(session.devices[e.device].handle)"
+            case .event(let type, let code, let value): return "\(session.devices[e.device].handle) \(type) \(code) \(value)"
             }
-            #expect(session.timeline.map(line) == [
-                "add d1", "d1 1 30 1", "d1 0 0 0", "d1 1 30 0", "d1 0 0 0",
-                "add d2", "d2 2 0 5", "d2 0 0 0", "remove d1", "d2 2 1 -2", "d2 0 0 0",
-            ])
-            #expect(session.timeline.first?.time == 0)
-            #expect(zip(session.timeline, session.timeline.dropFirst()).allSatisfy { $0.time <= $1.time })
-            await server.shutdown()
-            devices.stop()
         }
+        #expect(session.timeline.map(line) == [
+            "add d1", "d1 1 30 1", "d1 0 0 0", "d1 1 30 0", "d1 0 0 0",
+            "add d2", "d2 2 0 5", "d2 0 0 0", "remove d1", "d2 2 1 -2", "d2 0 0 0",
+        ])
+        #expect(session.timeline.first?.time == 0)
+        #expect(zip(session.timeline, session.timeline.dropFirst()).allSatisfy { $0.time <= $1.time })
+        await server.shutdown()
+        devices.stop()
     }
 
     @Test func recordNeedsADeviceOrAll() throws {

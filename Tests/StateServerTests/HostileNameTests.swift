@@ -24,22 +24,20 @@ import Testing
     }
 
     @Test func evflowctlDevicesStateAndWatchShowTheNameEscaped() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard(Self.name)
-            devices.add(kb)
-            let (server, path) = try await startServer(hub: devices.hub)
-            let list = try runEvflowctl(["devices", "--socket", path])
-            #expect(list.status == 0)
-            #expect(!Self.hasControl(list.stdout), "\(list.stdout.debugDescription)")
-            #expect(list.stdout.contains(Self.shown))
-            let state = try runEvflowctl(["state", "--socket", path, kb.id.rawValue])
-            #expect(state.status == 0)
-            #expect(!Self.hasControl(state.stdout), "\(state.stdout.debugDescription)")
-            #expect(state.stdout.contains("device      \(Self.shown) (\(kb.id.rawValue))"))
-            await server.shutdown()
-            devices.stop()
-        }
+        let devices = ManualDevices()
+        let kb = testKeyboard(Self.name)
+        devices.add(kb)
+        let (server, path) = try await startServer(hub: devices.hub)
+        let list = try runEvflowctl(["devices", "--socket", path])
+        #expect(list.status == 0)
+        #expect(!Self.hasControl(list.stdout), "\(list.stdout.debugDescription)")
+        #expect(list.stdout.contains(Self.shown))
+        let state = try runEvflowctl(["state", "--socket", path, kb.id.rawValue])
+        #expect(state.status == 0)
+        #expect(!Self.hasControl(state.stdout), "\(state.stdout.debugDescription)")
+        #expect(state.stdout.contains("device      \(Self.shown) (\(kb.id.rawValue))"))
+        await server.shutdown()
+        devices.stop()
     }
 
     @Test func metricsLabelsHoldNoControlCharacters() {

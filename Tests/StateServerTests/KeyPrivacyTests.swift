@@ -146,108 +146,102 @@ import Glibc
     }
 
     @Test func anOrdinaryClientGetsKeysHiddenAndAKeyGroupMemberGetsThem() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let kb = testKeyboard(), mouse = testMouse()
-            devices.add(kb)
-            devices.add(mouse)
-            let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
-                $0.keysGIDs = [getgid() &+ 4242]
-            }
-            let (server2, path2) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
-                $0.keysGIDs = [getgid()]
-            }
-            do {
-                let hidden = try TestClient(path: path)
-                let hidden2 = try TestClient(path: path)
-                let member = try TestClient(path: path2)
-                #expect(try hidden.read()["keys"] as? String == "hidden")
-                #expect(try hidden2.read()["keys"] as? String == "hidden")
-                let hello = try member.read()
-                #expect(hello["keys"] as? String == "visible")
-                #expect(hello["proto_minor"] as? Int == 3)
-
-                // Selecting one key is refused; the watch in force stays.
-                _ = try hidden.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)
-                let refused = try hidden.request(#"{"class":"WATCH","codes":["KEY_A"],"id":"k"}"#)
-                #expect(refused["class"] as? String == "ERROR")
-                #expect(refused["field"] as? String == "codes")
-                #expect(refused["id"] as? String == "k")
-                _ = try hidden2.request(#"{"class":"WATCH","types":["EV_KEY"],"stream":"raw"}"#)
-                _ = try member.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)
-
-                devices.send(kb.id, InputFrame(time: 0, events: [
-                    InputEvent(time: 0, type: EventType.msc, code: 4, value: 0x70004),
-                    InputEvent(time: 0, type: EventType.key, code: 30, value: 1)]))
-                devices.send(kb.id, keyFrame(30, 0, ms: 100))
-                devices.send(mouse.id, keyFrame(0x110, 1, ms: 150))
-                devices.scheduler.advance(by: .milliseconds(300))
-
-                let h = try (0..<3).map { _ in try hidden.read() }
-                #expect(h.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=0"], ["EV_KEY/BTN_LEFT=1"]])
-                let r = try (0..<3).map { _ in try hidden2.read() }
-                #expect(r.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=0"], ["EV_KEY/BTN_LEFT=1"]])
-                let m = try (0..<3).map { _ in try member.read() }
-                #expect(m.map(values) == [["EV_KEY/KEY_A=1"], ["EV_KEY/KEY_A=0"], ["EV_KEY/BTN_LEFT=1"]])
-                // The timing is the same for both.
-                #expect(h.map { $0["time"] as? Int } == m.map { $0["time"] as? Int })
-                #expect(h.compactMap { $0["time"] as? Int }.count == 3)
-                #expect(server.frameEncoders.keys.map(\.keys).allSatisfy { $0 == .hidden })
-                #expect(server2.frameEncoders.keys.map(\.keys) == [.visible])
-
-                // STATE: the keys held, counted but not named.
-                devices.send(kb.id, keyFrame(42, 1, ms: 400))
-                devices.send(kb.id, keyFrame(31, 1, ms: 401))
-                devices.scheduler.advance(by: .milliseconds(300))
-                let state = #"{"class":"STATE","device":"\#(kb.id.rawValue)"}"#
-                var skipped: [[String: Any]] = []
-                try hidden.send(state)
-                let hiddenState = try hidden.read(until: "STATE", skipped: &skipped)
-                #expect(hiddenState["keys_down"] as? [String] == ["KEY_UNKNOWN", "KEY_UNKNOWN"])
-                #expect(skipped.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=1"]])
-                skipped = []
-                try member.send(state)
-                let memberState = try member.read(until: "STATE", skipped: &skipped)
-                #expect(memberState["keys_down"] as? [String] == ["KEY_S", "KEY_LEFTSHIFT"])
-            }
-            #expect(await eventually { server.clientCount == 0 && server2.clientCount == 0 })
-            await server.shutdown()
-            await server2.shutdown()
-            devices.stop()
+        let devices = ManualDevices()
+        let kb = testKeyboard(), mouse = testMouse()
+        devices.add(kb)
+        devices.add(mouse)
+        let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
+            $0.keysGIDs = [getgid() &+ 4242]
         }
+        let (server2, path2) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
+            $0.keysGIDs = [getgid()]
+        }
+        do {
+            let hidden = try TestClient(path: path)
+            let hidden2 = try TestClient(path: path)
+            let member = try TestClient(path: path2)
+            #expect(try hidden.read()["keys"] as? String == "hidden")
+            #expect(try hidden2.read()["keys"] as? String == "hidden")
+            let hello = try member.read()
+            #expect(hello["keys"] as? String == "visible")
+            #expect(hello["proto_minor"] as? Int == 3)
+
+            // Selecting one key is refused; the watch in force stays.
+            _ = try hidden.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)
+            let refused = try hidden.request(#"{"class":"WATCH","codes":["KEY_A"],"id":"k"}"#)
+            #expect(refused["class"] as? String == "ERROR")
+            #expect(refused["field"] as? String == "codes")
+            #expect(refused["id"] as? String == "k")
+            _ = try hidden2.request(#"{"class":"WATCH","types":["EV_KEY"],"stream":"raw"}"#)
+            _ = try member.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)
+
+            devices.send(kb.id, InputFrame(time: 0, events: [
+                InputEvent(time: 0, type: EventType.msc, code: 4, value: 0x70004),
+                InputEvent(time: 0, type: EventType.key, code: 30, value: 1)]))
+            devices.send(kb.id, keyFrame(30, 0, ms: 100))
+            devices.send(mouse.id, keyFrame(0x110, 1, ms: 150))
+            devices.scheduler.advance(by: .milliseconds(300))
+
+            let h = try (0..<3).map { _ in try hidden.read() }
+            #expect(h.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=0"], ["EV_KEY/BTN_LEFT=1"]])
+            let r = try (0..<3).map { _ in try hidden2.read() }
+            #expect(r.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=0"], ["EV_KEY/BTN_LEFT=1"]])
+            let m = try (0..<3).map { _ in try member.read() }
+            #expect(m.map(values) == [["EV_KEY/KEY_A=1"], ["EV_KEY/KEY_A=0"], ["EV_KEY/BTN_LEFT=1"]])
+            // The timing is the same for both.
+            #expect(h.map { $0["time"] as? Int } == m.map { $0["time"] as? Int })
+            #expect(h.compactMap { $0["time"] as? Int }.count == 3)
+            #expect(server.frameEncoders.keys.map(\.keys).allSatisfy { $0 == .hidden })
+            #expect(server2.frameEncoders.keys.map(\.keys) == [.visible])
+
+            // STATE: the keys held, counted but not named.
+            devices.send(kb.id, keyFrame(42, 1, ms: 400))
+            devices.send(kb.id, keyFrame(31, 1, ms: 401))
+            devices.scheduler.advance(by: .milliseconds(300))
+            let state = #"{"class":"STATE","device":"\#(kb.id.rawValue)"}"#
+            var skipped: [[String: Any]] = []
+            try hidden.send(state)
+            let hiddenState = try hidden.read(until: "STATE", skipped: &skipped)
+            #expect(hiddenState["keys_down"] as? [String] == ["KEY_UNKNOWN", "KEY_UNKNOWN"])
+            #expect(skipped.map(values) == [["EV_KEY/KEY_UNKNOWN=1"], ["EV_KEY/KEY_UNKNOWN=1"]])
+            skipped = []
+            try member.send(state)
+            let memberState = try member.read(until: "STATE", skipped: &skipped)
+            #expect(memberState["keys_down"] as? [String] == ["KEY_S", "KEY_LEFTSHIFT"])
+        }
+        #expect(await eventually { server.clientCount == 0 && server2.clientCount == 0 })
+        await server.shutdown()
+        await server2.shutdown()
+        devices.stop()
     }
 
     @Test func rootAndTheServersOwnUserSeeKeys() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let (server, path) = try await startServer(hub: devices.hub)
-            do {
-                let c = try TestClient(path: path)
-                #expect(try c.read()["keys"] as? String == "visible")
-            }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            devices.stop()
+        let devices = ManualDevices()
+        let (server, path) = try await startServer(hub: devices.hub)
+        do {
+            let c = try TestClient(path: path)
+            #expect(try c.read()["keys"] as? String == "visible")
         }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        devices.stop()
     }
 
     /// The key group counts as a supplementary group too, as the kernel recorded it at connect.
     @Test(.enabled(if: getuid() == 0, "needs CAP_SETGID to give one thread other groups"))
     func aSupplementaryKeyGroupAtConnectSeesKeys() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
-                $0.keysGIDs = [4242]
-            }
-            do {
-                let member = try connectWithThreadGroups([17, 4242], path: path)
-                #expect(try member.read()["keys"] as? String == "visible")
-                let other = try connectWithThreadGroups([4243], path: path)
-                #expect(try other.read()["keys"] as? String == "hidden")
-            }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            devices.stop()
+        let devices = ManualDevices()
+        let (server, path) = try await startServer(hub: devices.hub, trustRootAndSelf: false) {
+            $0.keysGIDs = [4242]
         }
+        do {
+            let member = try connectWithThreadGroups([17, 4242], path: path)
+            #expect(try member.read()["keys"] as? String == "visible")
+            let other = try connectWithThreadGroups([4243], path: path)
+            #expect(try other.read()["keys"] as? String == "hidden")
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        devices.stop()
     }
 }

@@ -99,56 +99,54 @@ private func counters(framesIn: UInt64, keyChatter: UInt64 = 0) -> Pipeline.Devi
     }
 
     @Test func metricsOverTheSocketCountWhatTheStoreCounts() async throws {
-        try await released {
-            // METRICS takes the frame ages on the hub's scheduler: a real serial one here.
-            let queue = DispatchQueue(label: "metrics-test-hub")
-            let hub = DeviceHub(store: StateStore(), config: FilterConfig(),
-                                scheduler: SerialDispatchQueueScheduler(serialQueue: queue), latencyClock: .monotonic)
-            let source = PublishSubject<DeviceStream>()
-            let running = hub.run(source.asObservable())
-            let info = testKeyboard()
-            let frames = PublishSubject<InputFrame>()
-            queue.sync { source.onNext(DeviceStream(info: info, frames: frames.asObservable())) }
-            #expect(await eventually { hub.devices.count == 1 })
-            // Presses and releases 300 ms apart: each passes the key debounce at once.
-            queue.sync {
-                let t0 = monotonicNow() - 2_000_000_000
-                for i in 0..<6 {
-                    let t = t0 + Int64(i) * 300_000_000
-                    frames.onNext(InputFrame(time: t, events: [InputEvent(time: t, type: EventType.key, code: 30, value: Int32(1 - i % 2))]))
-                }
+        // METRICS takes the frame ages on the hub's scheduler: a real serial one here.
+        let queue = DispatchQueue(label: "metrics-test-hub")
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(),
+                            scheduler: SerialDispatchQueueScheduler(serialQueue: queue), latencyClock: .monotonic)
+        let source = PublishSubject<DeviceStream>()
+        let running = hub.run(source.asObservable())
+        let info = testKeyboard()
+        let frames = PublishSubject<InputFrame>()
+        queue.sync { source.onNext(DeviceStream(info: info, frames: frames.asObservable())) }
+        #expect(await eventually { hub.devices.count == 1 })
+        // Presses and releases 300 ms apart: each passes the key debounce at once.
+        queue.sync {
+            let t0 = monotonicNow() - 2_000_000_000
+            for i in 0..<6 {
+                let t = t0 + Int64(i) * 300_000_000
+                frames.onNext(InputFrame(time: t, events: [InputEvent(time: t, type: EventType.key, code: 30, value: Int32(1 - i % 2))]))
             }
-            let (server, path) = try await startServer(hub: hub)
-            do {
-                let c = try TestClient(path: path)
-                _ = try c.read()
-                let reply = try c.request(#"{"class":"METRICS","id":"m"}"#)
-                #expect(reply["class"] as? String == "METRICS")
-                #expect(reply["format"] as? String == "prometheus-text-0.0.4")
-                #expect(reply["id"] as? String == "m")
-                let text = try #require(reply["text"] as? String)
-                let s = samples(text)
-                let stored = try #require(hub.store.state(of: info.id)).counters
-                #expect(stored.framesIn == 6)
-                #expect(s[#"evflow_device_frames_in_total{device="\#(info.id.rawValue)",name="Test Keyboard"}"#] == 6)
-                #expect(s[#"evflow_clients{state="idle"}"#] == 1)
-                #expect(text.contains("# TYPE evflow_device_frames_in_total counter"))
-                // The greeting and the first reply were sent before this scrape.
-                #expect((s["evflow_client_bytes_sent_total"] ?? 0) > 0)
-                #expect(s[#"evflow_latency_frames_total{clock="monotonic",stage="read"}"#] == 6)
-                let p50 = try #require(s[#"evflow_latency_seconds{clock="monotonic",quantile="0.5",stage="read"}"#])
-                #expect(p50 > 0.5 && p50 < 3, "frames stamped 0.5–2 s before they were read (got \(p50) s)")
-
-                let bad = try c.request(#"{"class":"METRICS","format":"json"}"#)
-                #expect(bad["class"] as? String == "ERROR")
-                #expect(bad["field"] as? String == "format")
-                #expect(try c.request(#"{"class":"PING"}"#)["class"] as? String == "PING", "the connection lives on")
-            }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            running.dispose()
-            queue.sync {}
         }
+        let (server, path) = try await startServer(hub: hub)
+        do {
+            let c = try TestClient(path: path)
+            _ = try c.read()
+            let reply = try c.request(#"{"class":"METRICS","id":"m"}"#)
+            #expect(reply["class"] as? String == "METRICS")
+            #expect(reply["format"] as? String == "prometheus-text-0.0.4")
+            #expect(reply["id"] as? String == "m")
+            let text = try #require(reply["text"] as? String)
+            let s = samples(text)
+            let stored = try #require(hub.store.state(of: info.id)).counters
+            #expect(stored.framesIn == 6)
+            #expect(s[#"evflow_device_frames_in_total{device="\#(info.id.rawValue)",name="Test Keyboard"}"#] == 6)
+            #expect(s[#"evflow_clients{state="idle"}"#] == 1)
+            #expect(text.contains("# TYPE evflow_device_frames_in_total counter"))
+            // The greeting and the first reply were sent before this scrape.
+            #expect((s["evflow_client_bytes_sent_total"] ?? 0) > 0)
+            #expect(s[#"evflow_latency_frames_total{clock="monotonic",stage="read"}"#] == 6)
+            let p50 = try #require(s[#"evflow_latency_seconds{clock="monotonic",quantile="0.5",stage="read"}"#])
+            #expect(p50 > 0.5 && p50 < 3, "frames stamped 0.5–2 s before they were read (got \(p50) s)")
+
+            let bad = try c.request(#"{"class":"METRICS","format":"json"}"#)
+            #expect(bad["class"] as? String == "ERROR")
+            #expect(bad["field"] as? String == "format")
+            #expect(try c.request(#"{"class":"PING"}"#)["class"] as? String == "PING", "the connection lives on")
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        running.dispose()
+        queue.sync {}
     }
 
     @Test func theMetricsReplyDecodesToItsType() throws {
@@ -166,53 +164,51 @@ private func counters(framesIn: UInt64, keyChatter: UInt64 = 0) -> Pipeline.Devi
 /// there, as on evflowd's input thread).
 @Suite(.ownLiveResources) struct LatencyOverTheSocketTests {
     @Test func latencyIsAnsweredInRequestOrderWithTheHubsAges() async throws {
-        try await released {
-            let queue = DispatchQueue(label: "latency-test-hub")
-            let scheduler = SerialDispatchQueueScheduler(serialQueue: queue)
-            let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .monotonic)
-            let devices = PublishSubject<DeviceStream>()
-            let running = hub.run(devices.asObservable())
-            let info = testKeyboard()
-            let frames = PublishSubject<InputFrame>()
-            queue.sync { devices.onNext(DeviceStream(info: info, frames: frames.asObservable())) }
-            #expect(await eventually { hub.devices.count == 1 })
-            // A frame stamped 2 ms before it reaches the hub.
-            queue.sync {
-                let t = monotonicNow() - 2_000_000
-                frames.onNext(InputFrame(time: t, events: [InputEvent(time: t, type: EventType.key, code: 30, value: 1)]))
-            }
-            let (server, path) = try await startServer(hub: hub)
-            do {
-                let c = try TestClient(path: path)
-                _ = try c.read()
-                // Pipelined: LATENCY is answered from the hub's thread, PING at once; the
-                // replies still come in request order.
-                try c.send(#"{"class":"LATENCY","id":1}"# + "\n" + #"{"class":"PING","id":2}"#)
-                let latencyLine = try #require(try c.readLine())
-                let latency = try #require(try JSONSerialization.jsonObject(with: Data(latencyLine.utf8)) as? [String: Any])
-                let ping = try c.read()
-                #expect(latency["class"] as? String == "LATENCY")
-                #expect(latency["id"] as? Int == 1)
-                #expect(ping["class"] as? String == "PING")
-                #expect(latency["clock"] as? String == "monotonic")
-                let perDevice = try #require((latency["devices"] as? [String: Any])?[info.id.rawValue] as? [String: Any])
-                let read = try #require(perDevice["read"] as? [String: Any])
-                #expect(read["count"] as? Int == 1)
-                let age = try #require(read["max"] as? Int)
-                #expect(age >= 1_980_000 && age < 1_000_000_000, "about 2 ms old when read (got \(age) ns)")
-                let total = try #require(latency["total"] as? [String: Any])
-                #expect((total["sent"] as? [String: Any])?["count"] is Int, "sent is measured on a real clock")
-                let typed = try ServerMessage.decode(latencyLine)
-                guard case .latency(let report, .integer(1)) = typed else {
-                    Issue.record("LATENCY decodes as \(typed)")
-                    return
-                }
-                #expect(report.devices[info.id]?[.read]?.count == 1)
-            }
-            #expect(await eventually { server.clientCount == 0 })
-            await server.shutdown()
-            running.dispose()
-            queue.sync {}
+        let queue = DispatchQueue(label: "latency-test-hub")
+        let scheduler = SerialDispatchQueueScheduler(serialQueue: queue)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .monotonic)
+        let devices = PublishSubject<DeviceStream>()
+        let running = hub.run(devices.asObservable())
+        let info = testKeyboard()
+        let frames = PublishSubject<InputFrame>()
+        queue.sync { devices.onNext(DeviceStream(info: info, frames: frames.asObservable())) }
+        #expect(await eventually { hub.devices.count == 1 })
+        // A frame stamped 2 ms before it reaches the hub.
+        queue.sync {
+            let t = monotonicNow() - 2_000_000
+            frames.onNext(InputFrame(time: t, events: [InputEvent(time: t, type: EventType.key, code: 30, value: 1)]))
         }
+        let (server, path) = try await startServer(hub: hub)
+        do {
+            let c = try TestClient(path: path)
+            _ = try c.read()
+            // Pipelined: LATENCY is answered from the hub's thread, PING at once; the
+            // replies still come in request order.
+            try c.send(#"{"class":"LATENCY","id":1}"# + "\n" + #"{"class":"PING","id":2}"#)
+            let latencyLine = try #require(try c.readLine())
+            let latency = try #require(try JSONSerialization.jsonObject(with: Data(latencyLine.utf8)) as? [String: Any])
+            let ping = try c.read()
+            #expect(latency["class"] as? String == "LATENCY")
+            #expect(latency["id"] as? Int == 1)
+            #expect(ping["class"] as? String == "PING")
+            #expect(latency["clock"] as? String == "monotonic")
+            let perDevice = try #require((latency["devices"] as? [String: Any])?[info.id.rawValue] as? [String: Any])
+            let read = try #require(perDevice["read"] as? [String: Any])
+            #expect(read["count"] as? Int == 1)
+            let age = try #require(read["max"] as? Int)
+            #expect(age >= 1_980_000 && age < 1_000_000_000, "about 2 ms old when read (got \(age) ns)")
+            let total = try #require(latency["total"] as? [String: Any])
+            #expect((total["sent"] as? [String: Any])?["count"] is Int, "sent is measured on a real clock")
+            let typed = try ServerMessage.decode(latencyLine)
+            guard case .latency(let report, .integer(1)) = typed else {
+                Issue.record("LATENCY decodes as \(typed)")
+                return
+            }
+            #expect(report.devices[info.id]?[.read]?.count == 1)
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        running.dispose()
+        queue.sync {}
     }
 }

@@ -222,15 +222,6 @@ final class TestClient: @unchecked Sendable {
     }
 }
 
-/// Runs a whole scenario (hub, server, clients) and checks that once everything it built is
-/// gone, the live-resource counter is back where it was before.
-func released(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async throws {
-    let baseline = LiveResources.owned
-    try await body()
-    let back = await eventually { LiveResources.owned == baseline }
-    #expect(back, "live resources \(LiveResources.owned) after the scenario, \(baseline) before", sourceLocation: sourceLocation)
-}
-
 /// Sends a key press and release on `id` early in virtual time and lets the window close, so
 /// the device's filter has created its timer slot before a test takes a baseline.
 func warmUp(_ devices: ManualDevices, _ id: DeviceID, code: UInt16 = 31) {

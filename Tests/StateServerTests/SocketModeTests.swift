@@ -31,41 +31,41 @@ import Glibc
     @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && access("/usr/bin/python3", X_OK) == 0,
                    "needs root, setpriv and Debian's python3"))
     func underUmask000AnotherUserLoopingConnectIsNeverAdmitted() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let path = temporarySocketPath()
-            let loop = Process()
-            loop.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            loop.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups",
-                              "/usr/bin/python3", "-c", Self.connector, path, "5"]
-            let out = Pipe()
-            loop.standardOutput = out
-            try loop.run()
-            // Its first line says it runs (as uid 65534: a failure to start would read as
-            // "never admitted").
-            let first = out.fileHandleForReading.availableData
-            #expect(String(decoding: first, as: UTF8.self).hasPrefix("looping"))
-            let old = umask(0)
-            defer { umask(old) }
-            // Start and stop the server for 4 s while the connector loops (5 s).
-            let until = monotonicNow() + 4_000_000_000
-            var starts = 0
-            while monotonicNow() < until {
-                starts += 1
-                let server = StateServer(configuration: StateServerConfiguration(socketPath: path, release: "mode"),
-                                         hub: devices.hub, logger: testLogger)
-                try await server.start()
-                var st = stat()
-                #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o660)
-                try await Task.sleep(for: .milliseconds(20))
-                await server.shutdown()
-            }
-            loop.waitUntilExit()
-            let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let admitted = rest.split(separator: "\n").filter { $0 == "admitted" }.count
-            #expect(admitted == 0, "uid 65534 admitted \(admitted) times in \(starts) starts")
-            devices.stop()
+        let devices = ManualDevices()
+        let path = temporarySocketPath()
+        let loop = Process()
+        loop.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        loop.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups",
+                          "/usr/bin/python3", "-c", Self.connector, path, "5"]
+        let out = Pipe()
+        loop.standardOutput = out
+        try loop.run()
+        // Its first line says it runs (as uid 65534: a failure to start would read as
+        // "never admitted").
+        let first = out.fileHandleForReading.availableData
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix("looping"))
+        let old = umask(0)
+        defer { umask(old) }
+        // Start and stop the server for 4 s while the connector loops (5 s).
+        let until = monotonicNow() + 4_000_000_000
+        var starts = 0
+        while monotonicNow() < until {
+            starts += 1
+            let server = StateServer(configuration: StateServerConfiguration(socketPath: path, release: "mode"),
+                                     hub: devices.hub, logger: testLogger)
+            try await server.start()
+            var st = stat()
+            #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o660)
+            // Real time is the point: the socket stays up for a while each time, for the
+            // connector to race against.
+            try await Task.sleep(for: .milliseconds(20))
+            await server.shutdown()
         }
+        loop.waitUntilExit()
+        let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let admitted = rest.split(separator: "\n").filter { $0 == "admitted" }.count
+        #expect(admitted == 0, "uid 65534 admitted \(admitted) times in \(starts) starts")
+        devices.stop()
     }
 }
 
@@ -106,27 +106,25 @@ import Glibc
 @Suite(.ownLiveResources) struct ConnectFailureTests {
     @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0, "needs root and setpriv"))
     func aUserTheSocketLeavesOutIsToldPermissionDeniedNotThatEvflowdIsDown() async throws {
-        try await released {
-            let devices = ManualDevices()
-            let (server, path) = try await startServer(hub: devices.hub)   // 0660 root:root
-            let ctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            let binary = [ctl, ctl.deletingLastPathComponent()].map { $0.appendingPathComponent("evflowctl").path }
-                .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "evflowctl"
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", binary, "devices", "--socket", path]
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = Pipe()
-            try p.run()
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 69)
-            #expect(text.contains("permission denied connecting to \(path)"), "\(text)")
-            #expect(!text.contains("not running"), "\(text)")
-            await server.shutdown()
-            devices.stop()
-        }
+        let devices = ManualDevices()
+        let (server, path) = try await startServer(hub: devices.hub)   // 0660 root:root
+        let ctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let binary = [ctl, ctl.deletingLastPathComponent()].map { $0.appendingPathComponent("evflowctl").path }
+            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "evflowctl"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", binary, "devices", "--socket", path]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = Pipe()
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 69)
+        #expect(text.contains("permission denied connecting to \(path)"), "\(text)")
+        #expect(!text.contains("not running"), "\(text)")
+        await server.shutdown()
+        devices.stop()
     }
 
     @Test func aMissingSocketSaysEvflowdIsNotRunning() throws {
