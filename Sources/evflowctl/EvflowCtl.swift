@@ -55,28 +55,34 @@ func printJSON(_ reply: Reply) {
 }
 
 struct Devices: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List input devices.")
+    static let configuration = CommandConfiguration(abstract: "List input devices and sensors.")
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
         try runReporting {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.devices))
-            guard case .devices(let devices, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            if global.json { printJSON(reply) } else { print(Render.devices(devices), terminator: "") }
+            guard case .devices(let devices, let sensors, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+            if global.json { printJSON(reply); return }
+            print(Render.devices(devices), terminator: "")
+            if !sensors.isEmpty { print("\n" + Render.sensors(sensors), terminator: "") }
         }
     }
 }
 
 struct State: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show one device's current state.")
+    static let configuration = CommandConfiguration(abstract: "Show one device's or sensor's current state.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Device id or exact name.") var device: String
+    @Argument(help: "Device or sensor id, or exact name.") var device: String
 
     func run() throws {
         try runReporting {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.state(device: device)))
-            guard case .state(let report, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            if global.json { printJSON(reply) } else { print(Render.state(report), terminator: "") }
+            if global.json { printJSON(reply); return }
+            switch reply.message {
+            case .state(let report, _): print(Render.state(report), terminator: "")
+            case .sensorState(let report, _): print(Render.sensorState(report), terminator: "")
+            default: throw CtlFailure.protocolError("unexpected reply")
+            }
         }
     }
 }
@@ -146,7 +152,7 @@ struct Latency: ParsableCommand {
                     printJSON(reply)
                 } else {
                     var names: [DeviceID: String] = [:]
-                    guard case .devices(let list, _) = try client.request(Request(.devices)).message else {
+                    guard case .devices(let list, _, _) = try client.request(Request(.devices)).message else {
                         throw CtlFailure.protocolError("unexpected reply")
                     }
                     for d in list { names[d.id] = d.name }
@@ -198,12 +204,15 @@ struct Watch: ParsableCommand {
     @Flag(name: .long, help: "The raw stream (before the noise filters).") var raw = false
     @Option(name: .long, help: "At most this many messages per second.") var maxRate: Double?
     @Option(name: .long, help: "Stop after this many stream messages.") var count: Int?
+    @Option(name: .long, help: "Sensor id, exact name, quantity (illuminance, accel, ...) or 'all'; repeatable.") var sensor: [String] = []
 
     /// The `WATCH` request for the options, checked here as evflowd would check it.
     func request() throws -> Request {
+        if sensor.contains("") { throw ValidationError("--sensor must not be empty") }
         do {
-            let watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
+            var watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
                                          maxRate: maxRate)
+            for s in sensor where !watch.sensors.contains(s) { watch.sensors.append(s) }
             return Request(.watch(watch), tag: .string("evflowctl"))
         } catch {
             throw ValidationError(error.message)
@@ -214,6 +223,11 @@ struct Watch: ParsableCommand {
         let request = try request()
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
+            // The sensors' channels and units, to show samples in units (SAMPLE carries values only).
+            var sensors: [DeviceID: SensorInfo] = [:]
+            if !sensor.isEmpty && !global.json, case .devices(_, let list, _) = try client.request(Request(.devices)).message {
+                for s in list { sensors[s.id] = s }
+            }
             let reply = try client.request(request)
             if global.json {
                 printJSON(reply)   // the WATCH reply too: a script knows from it that streaming has begun
@@ -234,7 +248,7 @@ struct Watch: ParsableCommand {
                     throw CtlFailure.unavailable("evflowd closed the connection (\(c.reasonText)): \(c.message)")
                 }
                 seen += 1
-                if global.json { printJSON(m) } else { print(Render.streamLine(m.message)) }
+                if global.json { printJSON(m) } else { print(Render.streamLine(m.message, sensors: sensors)) }
                 fflush(nil)   // all streams: `stdout` is not concurrency-safe to name
             }
         }
