@@ -171,3 +171,34 @@ public struct SensorRecording: Hashable, Sendable {
         return out
     }
 }
+
+/// Builds a `SensorRecording` from a watch's samples (`evflowctl record --sensors`): the
+/// sensors as `DEVICES` described them, then each `SAMPLE` as it arrives, times as evflowd
+/// stamped them. A sample of a sensor not described is not recorded (counted), and one whose
+/// time goes back is moved forward to the previous sample's time, so the file stays readable.
+public struct SensorRecorder: Sendable {
+    /// The recording so far.
+    public private(set) var recording: SensorRecording
+    /// Samples of sensors that were not described, left out.
+    public private(set) var unknownSamples = 0
+    private var index: [DeviceID: Int] = [:]
+
+    /// A recorder of `sensors`.
+    public init(sensors: [SensorInfo]) {
+        recording = SensorRecording(sensors: sensors, entries: [])
+        for (i, s) in sensors.enumerated() { index[s.id] = i }
+    }
+
+    /// The number of samples recorded.
+    public var sampleCount: Int { recording.entries.count }
+
+    /// Records a sample of `sensor` at `time` (CLOCK_MONOTONIC ns) with values by channel name.
+    public mutating func sample(of sensor: DeviceID, time: Int64, values: [String: Double]) {
+        guard let i = index[sensor] else {
+            unknownSamples += 1
+            return
+        }
+        let t = max(time, recording.entries.last?.sample.time ?? time)
+        recording.entries.append(.init(sensor: i, sample: SensorSample(time: t, values: recording.sensors[i].channels.map { values[$0.name] ?? .nan })))
+    }
+}

@@ -233,10 +233,12 @@ struct Watch: ParsableCommand {
                 printJSON(reply)   // the WATCH reply too: a script knows from it that streaming has begun
                 fflush(nil)
             } else if case .watch(_, let matched, _) = reply.message {
-                FileHandle.standardError.write(Data("watching \(matched.count) device(s)\n".utf8))
+                let what = sensor.isEmpty ? "device(s)" : "device(s) and sensor(s)"
+                FileHandle.standardError.write(Data("watching \(matched.count) \(what)\n".utf8))
             }
             installStopHandlers()
             var seen = 0
+            var askedForUnits: Set<DeviceID> = []   // sensors that came after the DEVICES above: asked once each
             while stopRequested == 0, count.map({ seen < $0 }) ?? true {
                 let m: Reply
                 switch try client.readMessage(timeoutMillis: 200) {
@@ -246,6 +248,16 @@ struct Watch: ParsableCommand {
                 }
                 if case .close(let c) = m.message {
                     throw CtlFailure.unavailable("evflowd closed the connection (\(c.reasonText)): \(c.message)")
+                }
+                if !global.json {
+                    if case .devices(_, let list, .string("evflowctl-units")?) = m.message {
+                        for s in list { sensors[s.id] = s }
+                        continue
+                    }
+                    if case .sample(let sample) = m.message, sensors[sample.device] == nil,
+                       askedForUnits.insert(sample.device).inserted {
+                        try client.send(Request(.devices, tag: .string("evflowctl-units")))
+                    }
                 }
                 seen += 1
                 if global.json { printJSON(m) } else { print(Render.streamLine(m.message, sensors: sensors)) }
@@ -257,16 +269,20 @@ struct Watch: ParsableCommand {
 
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Record a device's raw events as an evemu file, or with --all every device, hot-plug included, as a session (Ctrl-C stops).",
+        abstract: "Record a device's raw events as an evemu file, or with --all every device, hot-plug included, as a session, or with --sensors the sensors' raw samples (Ctrl-C stops).",
         discussion: """
         With --all the file is a session (docs/formats/session.md): every device present and \
         every device added or removed while recording, with their descriptions, on one \
-        timeline. evflowd --replay plays it; evflowctl convert takes one device out as evemu.
+        timeline. evflowd --replay plays it; evflowctl convert takes one device out as evemu. \
+        With --sensors the file is a sensor recording (docs/formats/sensors.md) of the sensors \
+        present when recording starts; evflowd --replay plays it through the sensor filters.
         """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id or exact name (not with --all).") var device: String?
     @Flag(name: .long, help: "Record every device, and devices added and removed while recording, into one session file.")
     var all = false
+    @Flag(name: .long, help: "Record the raw samples of every sensor present into a sensor recording.")
+    var sensors = false
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String?
     @Option(name: .long, help: "Stop after this many frames (of all devices, with --all).") var count: Int?
     /// Nanoseconds; parsed and range-checked by OptionValues, shared with the options fuzz target.
@@ -275,11 +291,14 @@ struct Record: ParsableCommand {
     var duration: Int64?
 
     func validate() throws {
+        if sensors && (all || device != nil) { throw ValidationError("--sensors records sensors only: no DEVICE or --all with it") }
+        if sensors { return }
         if all && device != nil { throw ValidationError("give a DEVICE or --all, not both") }
-        if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device") }
+        if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device, or --sensors") }
     }
 
     func run() throws {
+        if sensors { return try recordSensors() }
         if all { return try recordAll() }
         let device = self.device ?? ""
         try runReporting {

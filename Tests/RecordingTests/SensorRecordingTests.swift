@@ -60,6 +60,21 @@ struct SensorRecordingTests {
         #expect(error?.description == "t.sensors:\(line): \(message)")
     }
 
+    @Test func theRecorderKeepsDescribedSensorsInOrderAndReadsBack() throws {
+        let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "ambient light", sysname: "iio:device1",
+                               channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)
+        var recorder = SensorRecorder(sensors: [light])
+        recorder.sample(of: light.id, time: 5_000_000_000, values: ["illuminance": 120.5])
+        recorder.sample(of: DeviceID(rawValue: "iio:other"), time: 5_010_000_000, values: ["x": 1])
+        recorder.sample(of: light.id, time: 4_990_000_000, values: ["illuminance": 0])   // went back: kept at 5 s
+        recorder.sample(of: light.id, time: 5_100_000_000, values: ["illuminance": 121])
+        #expect(recorder.unknownSamples == 1)
+        let read = try Self.parse(recorder.recording.written())
+        #expect(read.sensors == [light])
+        #expect(read.entries.map(\.sample) == [SensorSample(time: 0, values: [120.5]), SensorSample(time: 0, values: [0]),
+                                               SensorSample(time: 100 * Self.ms, values: [121])])
+    }
+
     @Test func replayDeliversSamplesAtTheirTimesOnlyToThoseSubscribed() throws {
         let recording = try Self.parse("""
         # EVFLOW SENSORS 1
