@@ -111,6 +111,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // A test tool (not installed): SensorMonitor's streams and samples as lines on stdout,
+        // for scripts/check-sensors under umockdev.
+        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "InputDevices", "InputModel", "Reactive"]),
+
         // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
         .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
                           path: "Tests/E2E"),

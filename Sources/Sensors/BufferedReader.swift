@@ -85,7 +85,7 @@ final class BufferedReader {
     private func unconfigure() {
         let enable = device.path + "/buffer/enable"
         try? Sysfs.write("0", to: enable)
-        for (attribute, old) in restore.reversed() where attribute != enable && !old.isEmpty {
+        for (attribute, old) in restore.reversed() where attribute != enable {
             try? Sysfs.write(old, to: attribute)
         }
         if restore.contains(where: { $0.0 == enable && $0.1 == "1" }) { try? Sysfs.write("1", to: enable) }

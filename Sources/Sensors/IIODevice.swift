@@ -17,7 +17,7 @@ public struct IIODevice: Hashable, Sendable {
 
     /// A scan element of the buffer, enabled or not.
     public struct ScanElement: Hashable, Sendable {
-        /// The channel (nil for the timestamp).
+        /// The channel (nil for the timestamp and for quantities evflow does not read).
         public var channel: SensorChannel?
         /// As the layout needs it.
         public var element: ScanLayout.Element
@@ -31,8 +31,8 @@ public struct IIODevice: Hashable, Sendable {
     public var name: String
     /// Channels of known quantities with a `_raw` or `_input` attribute, by name.
     public var polledChannels: [PolledChannel]
-    /// The buffer's scan elements of known quantities and the timestamp, by index; empty
-    /// when the device has no buffer.
+    /// The buffer's scan elements (every one whose type parses: those evflow reads, the
+    /// timestamp and the others, which reading turns off), by index; empty without a buffer.
     public var scanElements: [ScanElement]
     /// `in_accel_mount_matrix` (or the device-wide `mount_matrix`), when present and valid.
     public var mountMatrix: MountMatrix?
@@ -111,9 +111,9 @@ public struct IIODevice: Hashable, Sendable {
         var result: [ScanElement] = []
         for attribute in Sysfs.list(dir) where attribute.hasPrefix("in_") && attribute.hasSuffix("_en") {
             let name = attribute.dropFirst(3).dropLast(3)
+            // Every element is listed, read or not: one left enabled changes the scan layout.
             let quantity = quantity(ofChannel: name)
-            guard quantity != nil || name == "timestamp",
-                  let index = Sysfs.number("\(dir)/in_\(name)_index").flatMap({ Int(exactly: $0) }),
+            guard let index = Sysfs.number("\(dir)/in_\(name)_index").flatMap({ Int(exactly: $0) }),
                   let type = Sysfs.read("\(dir)/in_\(name)_type").flatMap(ScanElementType.init(parsing:)) else { continue }
             let conversion = quantity.map { self.conversion(channel: name, quantity: $0, processed: false, path: path) } ?? .init()
             result.append(ScanElement(channel: quantity.map { SensorChannel(name: String(name), quantity: $0) },

@@ -24,11 +24,13 @@ enum Sysfs {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Writes `value` to the attribute.
+    /// Writes `value` to the attribute; an empty value is written as a newline (what clears
+    /// `current_trigger`). `O_TRUNC` is nothing to sysfs, and keeps a regular file standing
+    /// for an attribute (tests, umockdev) holding only the value.
     static func write(_ value: String, to path: String) throws(SystemError) {
-        let fd = try SystemCall.runBlocking("open(\(path))") { Glibc.open(path, O_WRONLY | O_CLOEXEC) }
+        let fd = try SystemCall.runBlocking("open(\(path))") { Glibc.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC) }
         defer { Glibc.close(fd) }
-        let bytes = Array(value.utf8)
+        let bytes = Array((value.isEmpty ? "\n" : value).utf8)
         let written = try SystemCall.runBlocking("write(\(path))") {
             bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         }
