@@ -145,15 +145,17 @@ public struct Smoother: Hashable, Sendable {
 /// `v != r` and `|v − r| ≥ band(r)` (with both hysteresis fields 0, every change is outside).
 ///
 /// States and transitions (`P` = published level):
-/// - **empty** (nothing published). The first value is published at once → **steady**
-///   (there is nothing to compare it with, and a consumer needs a value).
+/// - **empty** (nothing published). With `settle` = 0 the first value is published at once
+///   → **steady**. Otherwise it is the first candidate → **settling**: the first level waits
+///   like any other, because a single noisy sample would be a poor reference for the band
+///   (a first reading 8 % high made a 10 % band publish ordinary noise as a change).
 /// - **steady**. A value inside `P`'s band is dropped. One outside it: with `settle` = 0 it
 ///   is published at once; otherwise it becomes the candidate `C` (first value `c₀`, since
 ///   `t`) → **settling**.
 /// - **settling**. A value inside `P`'s band drops the candidate → **steady** (the level went
-///   back). A value inside `c₀`'s band keeps the candidate and becomes its latest value. A
-///   value outside both bands starts a new candidate (the timer restarts). At
-///   `t + settle` the candidate's latest value is published at that time → **steady**.
+///   back). A value inside `c₀`'s band joins the candidate. A value outside both bands starts
+///   a new candidate (the timer restarts). At `t + settle` the mean of the candidate's values
+///   is published, at that time → **steady**: the level is what held, not its last sample.
 public struct LevelPublisher: Hashable, Sendable {
     /// Absolute band (channel units).
     public let hysteresis: Double
@@ -167,10 +169,14 @@ public struct LevelPublisher: Hashable, Sendable {
     public struct Candidate: Hashable, Sendable {
         /// Its first value: the centre of the band it must stay in.
         public var first: Double
-        /// Its latest value: what is published when it has held.
-        public var latest: Double
+        /// The sum and number of its values: their mean is published when it has held.
+        public var sum: Double
+        public var count: Int
         /// When its first value came.
         public var since: Int64
+
+        /// The mean of its values.
+        public var mean: Double { sum / Double(count) }
     }
     /// The candidate level, while settling.
     public private(set) var candidate: Candidate?
@@ -194,11 +200,7 @@ public struct LevelPublisher: Hashable, Sendable {
 
     /// One value at `time`; returns it if it is published now.
     public mutating func on(_ value: Double, at time: Int64) -> Double? {
-        guard let p = published else {
-            published = value
-            return value
-        }
-        guard isOutside(value, p) else {
+        if let p = published, !isOutside(value, p) {
             candidate = nil   // the level went back: the candidate did not hold
             dropped += 1
             return nil
@@ -208,11 +210,12 @@ public struct LevelPublisher: Hashable, Sendable {
             return value
         }
         if var c = candidate, !isOutside(value, c.first) {
-            c.latest = value
+            c.sum += value
+            c.count += 1
             candidate = c
             return nil
         }
-        candidate = Candidate(first: value, latest: value, since: time)
+        candidate = Candidate(first: value, sum: value, count: 1, since: time)
         return nil
     }
 
@@ -220,8 +223,8 @@ public struct LevelPublisher: Hashable, Sendable {
     public mutating func fire(at now: Int64) -> Double? {
         guard let c = candidate, c.since &+ settle <= now else { return nil }
         candidate = nil
-        published = c.latest
-        return c.latest
+        published = c.mean
+        return c.mean
     }
 }
 
