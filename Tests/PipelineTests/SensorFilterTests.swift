@@ -18,10 +18,19 @@ struct SensorFilterTests {
 
     /// Runs `settings` on one channel over `input` (subscribed at 200, disposed at
     /// `disposed`) and returns the output as `value@tick`, checking the sample times are
-    /// the ticks they were delivered at and the subscription's interval.
+    /// the ticks they were delivered at, the subscription's interval, and that everything the
+    /// run built is gone afterwards (live resources back to the baseline).
     static func run(_ channel: SensorChannelFilterSettings, minInterval: Int64 = 0,
                     _ input: [Recorded<Event<SensorSample>>], disposed: TestTime = 1000,
                     subscription: Subscription? = nil) -> [String] {
+        let baseline = LiveResources.owned
+        defer { #expect(LiveResources.owned == baseline) }
+        return runOnce(channel, minInterval: minInterval, input, disposed: disposed, subscription: subscription)
+    }
+
+    private static func runOnce(_ channel: SensorChannelFilterSettings, minInterval: Int64,
+                                _ input: [Recorded<Event<SensorSample>>], disposed: TestTime,
+                                subscription: Subscription?) -> [String] {
         let scheduler = TestScheduler()
         let source = scheduler.createHotObservable(input)
         let settings = SensorFilterSettings(channels: ["illuminance": channel], minInterval: minInterval)
@@ -243,5 +252,54 @@ struct SensorFilterTests {
             subscription.dispose()
         }
         #expect(LiveResources.owned == baseline)
+    }
+}
+
+/// The pure state machines one transition at a time (no scheduler).
+@Suite("sensor filter state machines")
+struct SensorStateMachineTests {
+    @Test("OutlierGate: open → holding → confirmed, refuted or timed out")
+    func gate() {
+        var gate = OutlierGate(settings: OutlierSettings(spike: 5, phantomZero: true, confirmTimeout: 100))
+        #expect(gate.on(TimedValue(10, at: 0)) == .init(accepted: TimedValue(10, at: 0)))
+        #expect(gate.on(TimedValue(30, at: 10)) == .init())
+        #expect(gate.held == TimedValue(30, at: 10) && gate.deadline == 110)
+        // Refuted: the held spike is dropped and 11 is judged against 10.
+        #expect(gate.on(TimedValue(11, at: 20)) == .init(accepted: TimedValue(11, at: 20)))
+        #expect(gate.held == nil && gate.dropped == 1)
+        // A phantom-zero suspect is confirmed only by another zero: 1 is within the spike bound
+        // of the zero but does not confirm it, and is then itself a spike from 11.
+        #expect(gate.on(TimedValue(0, at: 30)) == .init())
+        #expect(gate.on(TimedValue(1, at: 35)) == .init())
+        #expect(gate.held == TimedValue(1, at: 35))
+        #expect(gate.on(TimedValue(9, at: 40)) == .init(accepted: TimedValue(9, at: 40)))
+        #expect(gate.dropped == 3)
+        // Timed out: accepted at its deadline.
+        #expect(gate.on(TimedValue(50, at: 50)) == .init())
+        #expect(gate.fire(at: 149) == nil)
+        #expect(gate.fire(at: 150) == TimedValue(50, at: 150))
+        #expect(gate.accepted == 50 && gate.deadline == nil)
+    }
+
+    @Test("LevelPublisher: empty → settling → steady; back inside the band drops the candidate")
+    func publisher() {
+        var p = LevelPublisher(hysteresis: 2, relativeHysteresis: 0, settle: 50)
+        #expect(p.on(10, at: 0) == nil)
+        #expect(p.deadline == 50 && p.published == nil)
+        #expect(p.on(11, at: 20) == nil)          // joins: inside 10's band
+        #expect(p.fire(at: 50) == 10.5)           // the mean of what held
+        #expect(p.on(20, at: 60) == nil && p.candidate?.first == 20)
+        #expect(p.on(11, at: 70) == nil && p.candidate == nil && p.dropped == 1)
+        #expect(p.fire(at: 1000) == nil)
+        var now = LevelPublisher(hysteresis: 0, relativeHysteresis: 0, settle: 0)
+        #expect(now.on(1, at: 0) == 1 && now.on(1, at: 1) == nil && now.on(1.5, at: 2) == 1.5)
+    }
+
+    @Test("Smoother: mean and median over the window, fewer while it fills")
+    func smoother() {
+        var median = Smoother(.median(4))
+        #expect([4.0, 1, 3, 2, 10].map { median.on($0) } == [4, 2.5, 3, 2.5, 2.5])
+        var off = Smoother(.off)
+        #expect(off.on(7) == 7)
     }
 }

@@ -27,6 +27,13 @@ struct SensorFixtureTests {
     /// returns what came out with the tick it came at.
     static func run<Out>(_ samples: [SensorSample],
                          _ body: @escaping (Observable<SensorSample>, TestScheduler) -> Observable<Out>) -> [(ms: Int, value: Out)] {
+        let baseline = LiveResources.owned
+        defer { #expect(LiveResources.owned == baseline) }
+        return runOnce(samples, body)
+    }
+
+    private static func runOnce<Out>(_ samples: [SensorSample],
+                                     _ body: @escaping (Observable<SensorSample>, TestScheduler) -> Observable<Out>) -> [(ms: Int, value: Out)] {
         let scheduler = TestScheduler()
         let offset = 1000   // after the subscription at 200
         let source = scheduler.createHotObservable(samples.map { s in

@@ -53,30 +53,44 @@ public struct OutlierGate: Hashable, Sendable {
         max(settings.spike, settings.relativeSpike * abs(reference))
     }
 
-    /// One sample: the values accepted now, in order (none, one, or the confirmed held one
-    /// and this one).
-    public mutating func on(_ sample: TimedValue) -> [TimedValue] {
+    /// What one sample lets through: the held sample it confirmed, then itself, each if
+    /// accepted (no array: this runs per sample).
+    public struct Step: Hashable, Sendable {
+        /// The held sample, accepted because this one confirmed it.
+        public var confirmed: TimedValue?
+        /// This sample, if accepted.
+        public var accepted: TimedValue?
+
+        /// A step.
+        public init(confirmed: TimedValue? = nil, accepted: TimedValue? = nil) {
+            self.confirmed = confirmed
+            self.accepted = accepted
+        }
+    }
+
+    /// One sample: what is accepted now, in order.
+    public mutating func on(_ sample: TimedValue) -> Step {
         guard sample.value.isFinite else {
             dropped += 1
-            return []
+            return Step()
         }
         guard settings.isOn else {
             accepted = sample.value
-            return [sample]
+            return Step(accepted: sample)
         }
-        var out: [TimedValue] = []
+        var step = Step()
         if let p = held {
             held = nil
             let confirms = heldIsZero ? sample.value == 0 : abs(sample.value - p.value) <= bound(p.value)
             if confirms {
                 accepted = p.value
-                out.append(p)
+                step.confirmed = p
             } else {
                 dropped += 1
             }
         }
-        if judge(sample) { out.append(sample) }
-        return out
+        if judge(sample) { step.accepted = sample }
+        return step
     }
 
     /// Accepts `sample` (true) or holds it.
@@ -261,10 +275,10 @@ public struct SensorChannelFilter: Hashable, Sendable {
     /// One raw sample; returns the value published now, if any (the last, when a confirmed
     /// held sample and this one both publish).
     public mutating func on(_ sample: TimedValue) -> Double? {
+        let step = gate.on(sample)
         var out: Double? = nil
-        for accepted in gate.on(sample) {
-            if let p = publisher.on(smoother.on(accepted.value), at: accepted.time) { out = p }
-        }
+        if let confirmed = step.confirmed, let p = publisher.on(smoother.on(confirmed.value), at: confirmed.time) { out = p }
+        if let accepted = step.accepted, let p = publisher.on(smoother.on(accepted.value), at: accepted.time) { out = p }
         return out
     }
 
