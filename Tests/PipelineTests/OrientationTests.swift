@@ -87,18 +87,6 @@ struct OrientationTests {
         #expect(bareChanges > 50)
     }
 
-    @Test("mount matrix: parsed from sysfs text and applied before the rule")
-    func mountMatrix() {
-        let m = MountMatrix(sysfs: "0, 1, 0; -1, 0, 0; 0, 0, 1\n")
-        #expect(m == MountMatrix(rows: [0, 1, 0, -1, 0, 0, 0, 0, 1]))
-        let v = m!.apply(1, 2, 3)
-        #expect(v.x == 2 && v.y == -1 && v.z == 3)
-        #expect(MountMatrix(sysfs: "1, 0, 0; 0, 1, 0") == nil)
-        #expect(MountMatrix(sysfs: "1, 0; 0, 1, 0; 0, 0, 1") == nil)
-        #expect(MountMatrix(sysfs: "1, 0, x; 0, 1, 0; 0, 0, 1") == nil)
-        #expect(MountMatrix(sysfs: "1, 0, nan; 0, 1, 0; 0, 0, 1") == nil)
-    }
-
     static let accel = ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) }
 
     @Test("operator: each change once, the mount matrix applied; completion passes through")
@@ -107,7 +95,7 @@ struct OrientationTests {
         do {
             let scheduler = TestScheduler()
             // The sensor is mounted turned: its +x is the device's +y, its +y the device's −x.
-            let matrix = MountMatrix(sysfs: "0, -1, 0; 1, 0, 0; 0, 0, 1")!
+            let matrix = MountMatrix(parsing: "0, -1, 0; 1, 0, 0; 0, 0, 1")!
             let source = scheduler.createHotObservable([
                 .next(210, SensorSample(time: 210 * ms, values: [Self.g, 0, 0])),      // device +y up: normal
                 .next(220, SensorSample(time: 220 * ms, values: [Self.g, 0.5, 0])),

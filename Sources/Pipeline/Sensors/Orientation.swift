@@ -38,56 +38,6 @@ public enum Orientation: String, Hashable, Sendable, Codable, CaseIterable {
     }
 }
 
-/// The kernel's `in_accel_mount_matrix` (Documentation/ABI/testing/sysfs-bus-iio): a 3×3
-/// rotation taking the sensor's axes to the device's, applied to `(x, y, z)` before anything
-/// else.
-public struct MountMatrix: Hashable, Sendable {
-    /// Row-major, 9 values.
-    public var rows: [Double]
-
-    /// The identity: sensor axes are device axes.
-    public static let identity = MountMatrix(rows: [1, 0, 0, 0, 1, 0, 0, 0, 1])
-
-    /// A matrix from 9 row-major values.
-    public init(rows: [Double]) {
-        precondition(rows.count == 9, "a mount matrix has 9 values")
-        self.rows = rows
-    }
-
-    /// Parses the sysfs text, `"a, b, c; d, e, f; g, h, i"` (rows separated by `;`); nil if
-    /// it is not 3 rows of 3 finite numbers.
-    public init?(sysfs text: String) {
-        let rows = text.split(separator: ";", omittingEmptySubsequences: false)
-        guard rows.count == 3 else { return nil }
-        var values: [Double] = []
-        for row in rows {
-            let cells = row.split(separator: ",", omittingEmptySubsequences: false)
-            guard cells.count == 3 else { return nil }
-            for cell in cells {
-                guard let v = Double(cell.trimmingCharacters(in: " \t\n")), v.isFinite else { return nil }
-                values.append(v)
-            }
-        }
-        self.init(rows: values)
-    }
-
-    /// `M · (x, y, z)`.
-    public func apply(_ x: Double, _ y: Double, _ z: Double) -> (x: Double, y: Double, z: Double) {
-        (rows[0] * x + rows[1] * y + rows[2] * z,
-         rows[3] * x + rows[4] * y + rows[5] * z,
-         rows[6] * x + rows[7] * y + rows[8] * z)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var s = self
-        while let c = s.first, set.contains(c) { s = s.dropFirst() }
-        while let c = s.last, set.contains(c) { s = s.dropLast() }
-        return String(s)
-    }
-}
-
 /// The orientation rule's parameters.
 public struct OrientationSettings: Hashable, Sendable {
     /// Degrees a reading must go past a boundary before the orientation changes.
@@ -194,7 +144,8 @@ extension ObservableType where Element == SensorSample {
     ///
     /// - `channels`: the sensor's channels; `accel_x`, `accel_y` and `accel_z` are read (a
     ///   sensor without all three delivers nothing).
-    /// - `mountMatrix`: the kernel's `in_accel_mount_matrix`, applied first.
+    /// - `mountMatrix`: the kernel's `in_accel_mount_matrix` (`SensorInfo.mountMatrix`),
+    ///   applied first: `device = matrix × sensor`.
     /// - Chain it after `filterSensor` to decide on the smoothed, rate-limited levels.
     /// - Completion, error and disposal pass through; it keeps no timer.
     public func orientation(_ settings: OrientationSettings, channels: [SensorChannel],
@@ -207,7 +158,7 @@ extension ObservableType where Element == SensorSample {
             .scan(into: (state: OrientationState(settings: settings), changed: Orientation?.none)) { acc, sample in
                 acc.changed = nil
                 guard sample.values.count == channels.count else { return }
-                let v = mountMatrix.apply(sample.values[ix], sample.values[iy], sample.values[iz])
+                let v = mountMatrix.apply((sample.values[ix], sample.values[iy], sample.values[iz]))
                 acc.changed = acc.state.on(x: v.x, y: v.y, z: v.z)
             }
             .compactMap { $0.changed }
