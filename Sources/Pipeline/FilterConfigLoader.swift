@@ -90,8 +90,10 @@ extension FilterConfig {
                 for (i, item) in seq.enumerated() {
                     config.rules.append(try reader.readRule(item, path: "devices[\(i)]"))
                 }
+            case "sensors":
+                config.sensors = try reader.readSensors(value)
             default:
-                throw reader.error(value, key, "unknown key (expected version, defaults, devices)")
+                throw reader.error(value, key, "unknown key (expected version, defaults, devices, sensors)")
             }
         }
         return config
@@ -99,7 +101,8 @@ extension FilterConfig {
 }
 
 /// Walks the YAML tree, turning every mistake into a `ConfigError` with key path and line.
-private struct ConfigReader {
+/// Internal: the `sensors:` section is read by an extension in Sensors/SensorConfig.swift.
+struct ConfigReader {
     let file: String?
 
     func error(_ node: YAMLNode, _ key: String, _ reason: String) -> ConfigError {
