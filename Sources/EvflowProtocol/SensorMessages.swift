@@ -12,15 +12,19 @@ public struct SensorStateReport: Hashable, Sendable {
     public var filtered: SensorSample?
     /// The last sample as read, if any.
     public var raw: SensorSample?
+    /// The device's orientation (accelerometers with orientation on), if known.
+    public var orientation: String?
     /// Whether the sensor is being read now (someone consumes it); otherwise the samples are
     /// the last seen while it was.
     public var live: Bool
 
     /// A report.
-    public init(sensor: SensorInfo, filtered: SensorSample? = nil, raw: SensorSample? = nil, live: Bool = false) {
+    public init(sensor: SensorInfo, filtered: SensorSample? = nil, raw: SensorSample? = nil, orientation: String? = nil,
+                live: Bool = false) {
         self.sensor = sensor
         self.filtered = filtered
         self.raw = raw
+        self.orientation = orientation
         self.live = live
     }
 }
@@ -35,13 +39,16 @@ public struct SampleMessage: Hashable, Sendable {
     public var stream: StreamKind
     /// Values by channel name, in physical units (the channel's unit, as `DEVICES` lists it).
     public var values: [String: Double]
+    /// The device's orientation after this sample (a filtered accelerometer's), if known.
+    public var orientation: String?
 
     /// A sample message.
-    public init(device: DeviceID, time: Int64, stream: StreamKind, values: [String: Double]) {
+    public init(device: DeviceID, time: Int64, stream: StreamKind, values: [String: Double], orientation: String? = nil) {
         self.device = device
         self.time = time
         self.stream = stream
         self.values = values
+        self.orientation = orientation
     }
 }
 
@@ -73,13 +80,14 @@ extension WatchRequest {
 
 extension MessageWriter {
     /// `SAMPLE`: the values of `sample` by channel name, in the sensor's channel order.
-    public mutating func appendSample(_ sensor: SensorInfo, stream: StreamKind, sample: SensorSample) {
+    public mutating func appendSample(_ sensor: SensorInfo, stream: StreamKind, sample: SensorSample, orientation: String? = nil) {
         json.beginObject()
         json.key("class"); json.string("SAMPLE")
         json.key("device"); json.string(sensor.id.rawValue)
         json.key("time"); json.int(sample.time)
         json.key("stream"); json.string(stream.rawValue)
         json.key("values"); writeSensorValues(sensor, sample)
+        if let orientation { json.key("orientation"); json.string(orientation) }
         json.endObject()
         json.endLine()
     }
@@ -98,6 +106,7 @@ extension MessageWriter {
             json.key("raw_time"); json.int(r.time)
             json.key("raw"); writeSensorValues(report.sensor, r)
         }
+        if let o = report.orientation { json.key("orientation"); json.string(o) }
         if let tag { json.key("id"); writeTagValue(tag) }
         json.endObject()
         json.endLine()
@@ -189,12 +198,13 @@ extension MessageDecoder {
         var report = SensorStateReport(sensor: info, live: try o.optionalBool("live") ?? false)
         if let t = try o.optionalInt("time") { report.filtered = info.sample(time: t, values: try sensorValues(o, "values")) }
         if let t = try o.optionalInt("raw_time") { report.raw = info.sample(time: t, values: try sensorValues(o, "raw")) }
+        report.orientation = try o.optionalString("orientation")
         return report
     }
 
     func sample(_ o: Obj) throws(DecodingFailure) -> SampleMessage {
         guard let stream = StreamKind(rawValue: try o.string("stream")) else { throw o.wrong("stream") }
         return SampleMessage(device: DeviceID(rawValue: try o.string("device")), time: try o.int("time"),
-                             stream: stream, values: try sensorValues(o, "values"))
+                             stream: stream, values: try sensorValues(o, "values"), orientation: try o.optionalString("orientation"))
     }
 }

@@ -125,14 +125,15 @@ public final class DeviceHub: @unchecked Sendable {
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
     /// event times (no default: a hub cannot tell which source it will run). Sensors' samples
-    /// go through `sensorFilter`.
+    /// go through `sensorFilter`, accelerometers' orientation by `sensorOrientation`.
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock,
-                sensorFilter: @escaping SensorHub.Filter = SensorHub.unfiltered) {
+                sensorFilter: @escaping SensorHub.Filter = SensorHub.unfiltered,
+                sensorOrientation: @escaping SensorHub.OrientationRule = { _ in nil }) {
         self.store = store
         self.config = config
         self.scheduler = scheduler
         self.latencyClock = latencyClock
-        sensors = SensorHub(scheduler: scheduler, filter: sensorFilter)
+        sensors = SensorHub(scheduler: scheduler, filter: sensorFilter, orientation: sensorOrientation)
     }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was

@@ -6,13 +6,14 @@ import Synchronization
 public enum SensorUpdate: Hashable, Sendable {
     /// The sample as the source read it (physical units).
     case raw(SensorSample)
-    /// The sample out of the sensor's filter chain.
-    case filtered(SensorSample)
+    /// The sample out of the sensor's filter chain, with the device's orientation after it
+    /// (accelerometers with orientation on: `normal`, `left-up`, …; nil otherwise).
+    case filtered(SensorSample, orientation: String? = nil)
 
     /// The sample.
     public var sample: SensorSample {
         switch self {
-        case .raw(let s), .filtered(let s): s
+        case .raw(let s), .filtered(let s, _): s
         }
     }
 }
@@ -35,14 +36,17 @@ public struct SensorState: Hashable, Sendable {
     public var raw: SensorSample?
     /// The last sample out of the filters (nil before the first one).
     public var filtered: SensorSample?
+    /// The device's orientation after the last filtered sample (accelerometers).
+    public var orientation: String?
     /// Whether the sensor is being read now (a watcher or the bridge consumes it).
     public var live: Bool
 
     /// A state.
-    public init(info: SensorInfo, raw: SensorSample?, filtered: SensorSample?, live: Bool) {
+    public init(info: SensorInfo, raw: SensorSample?, filtered: SensorSample?, orientation: String? = nil, live: Bool) {
         self.info = info
         self.raw = raw
         self.filtered = filtered
+        self.orientation = orientation
         self.live = live
     }
 }
@@ -75,6 +79,19 @@ public final class SensorHub: @unchecked Sendable {
     /// Passes samples through unchanged: a hub without sensor filters configured.
     public static let unfiltered: Filter = { _, samples in samples }
 
+    /// The orientation rule of a sensor, nil for none (not an accelerometer, or turned off).
+    public typealias OrientationRule = @Sendable (SensorInfo) -> OrientationSettings?
+
+    /// The configuration's filters (`filterSensor` with `sensorSettings(for:)`) on `scheduler`.
+    public static func filters(_ config: FilterConfig, scheduler: SchedulerType) -> Filter {
+        { info, samples in samples.filterSensor(config.sensorSettings(for: info), channels: info.channels, scheduler: scheduler) }
+    }
+
+    /// The configuration's orientation rule for accelerometers (`sensorSettings(for:).orientation`).
+    public static func orientation(_ config: FilterConfig) -> OrientationRule {
+        { info in config.sensorSettings(for: info).orientation }
+    }
+
     private final class SensorSession: @unchecked Sendable {
         let info: SensorInfo
         let sequence: Int
@@ -82,7 +99,7 @@ public final class SensorHub: @unchecked Sendable {
         var updates: Observable<SensorUpdate> = .empty()
         /// `true` once the session closed; watchers' feeds end on it.
         let ended = BehaviorSubject<Bool>(value: false)
-        let latest = PosixLocked<(raw: SensorSample?, filtered: SensorSample?, live: Bool)>((nil, nil, false))
+        let latest = PosixLocked<(raw: SensorSample?, filtered: SensorSample?, orientation: String?, live: Bool)>((nil, nil, nil, false))
         var closed = false
 
         init(info: SensorInfo, sequence: Int) {
@@ -113,12 +130,16 @@ public final class SensorHub: @unchecked Sendable {
     /// The scheduler the hub runs on (the input scheduler).
     public let scheduler: SchedulerType
     private let filter: Filter
+    private let orientationRule: OrientationRule
     private let registry = PosixLocked(Registry())
 
-    /// A hub on `scheduler` whose sensors' samples go through `filter`.
-    public init(scheduler: SchedulerType, filter: @escaping Filter = SensorHub.unfiltered) {
+    /// A hub on `scheduler` whose sensors' samples go through `filter`, and whose
+    /// accelerometers' orientation is decided on the filtered samples by `orientation`.
+    public init(scheduler: SchedulerType, filter: @escaping Filter = SensorHub.unfiltered,
+                orientation: @escaping OrientationRule = { _ in nil }) {
         self.scheduler = scheduler
         self.filter = filter
+        orientationRule = orientation
     }
 
     /// Runs the sensor pipeline over `sensors` until disposed; disposing ends every session.
@@ -154,7 +175,8 @@ public final class SensorHub: @unchecked Sendable {
             found = one
         }
         let latest = found.latest.withLock { $0 }
-        return .found(SensorState(info: found.info, raw: latest.raw, filtered: latest.filtered, live: latest.live))
+        return .found(SensorState(info: found.info, raw: latest.raw, filtered: latest.filtered, orientation: latest.orientation,
+                                  live: latest.live))
     }
 
     /// The sensor's inner sequence: its session lives from subscription until the sensor's
@@ -185,15 +207,27 @@ public final class SensorHub: @unchecked Sendable {
         let latest = session.latest
         let filter = filter
         let samples = stream.samples
+        let orientationSettings = orientationRule(info)
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
         session.updates = Observable<SensorUpdate>.create { observer in
             latest.withLock { $0.live = true }
             let raw = PublishSubject<SensorSample>()
+            // The orientation rule runs on each filtered sample before it goes out (it is
+            // synchronous), so the sample carries the orientation it led to.
+            let levels = PublishSubject<SensorSample>()
+            let orientation = orientationSettings.map { settings in
+                levels.orientation(settings, channels: info.channels, mountMatrix: info.mountMatrix ?? .identity)
+                    .subscribe(onNext: { o in latest.withLock { $0.orientation = o.rawValue } })
+            }
             let filtered = filter(info, raw.asObservable()).subscribe(
                 onNext: { sample in
-                    latest.withLock { $0.filtered = sample }
-                    observer.onNext(.filtered(sample))
+                    levels.onNext(sample)
+                    let o = latest.withLock { l -> String? in
+                        l.filtered = sample
+                        return l.orientation
+                    }
+                    observer.onNext(.filtered(sample, orientation: o))
                 },
                 onError: { observer.onError($0) },
                 onCompleted: { observer.onCompleted() })
@@ -208,6 +242,7 @@ public final class SensorHub: @unchecked Sendable {
             return Disposables.create {
                 reading.dispose()
                 filtered.dispose()
+                orientation?.dispose()
                 latest.withLock { $0.live = false }
             }
         }

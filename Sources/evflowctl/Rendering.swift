@@ -114,7 +114,8 @@ enum Render {
     static func streamLine(_ m: ServerMessage, sensors: [DeviceID: SensorInfo] = [:]) -> String {
         switch m {
         case .sample(let s):
-            return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))"
+            let orientation = s.orientation.map { "  orientation \($0)" } ?? ""
+            return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))\(orientation)"
         case .frame(let f):
             let events = f.frame.events.map { e in "\(code(e.type, e.code)) \(e.value)" }
             return "\(time(f.frame.time))  \(f.device)  \(events.joined(separator: ", "))"
@@ -225,6 +226,7 @@ extension Render {
         }
         out += table(["CHANNEL", "QUANTITY", "FILTERED", "RAW"], rows)
         out += "time:      \(time(r.filtered?.time))\n"
+        if let o = r.orientation { out += "orientation: \(o)\n" }
         return out
     }
 }

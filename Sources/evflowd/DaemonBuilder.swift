@@ -11,6 +11,7 @@ import InputModel
 import Logging
 import Pipeline
 import Reactive
+import Sensors
 import Recording
 import ServiceLifecycle
 import StateServer
@@ -100,8 +101,12 @@ struct DaemonBuilder {
         }
         var source = try makeSource(scheduler: scheduler)
         let replaying = options.demo || !options.replay.isEmpty
+        // Sensors' filters and orientation rule: the configuration's `sensors:` section, as it
+        // was at start (a reload changes the input devices' settings, not the sensors').
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler,
-                            latencyClock: replaying ? .replay : .monotonic)
+                            latencyClock: replaying ? .replay : .monotonic,
+                            sensorFilter: SensorHub.filters(config, scheduler: scheduler),
+                            sensorOrientation: SensorHub.orientation(config))
         if replaying && options.waitForWatch {
             // The replay's clock starts with the first WATCH, so that watcher sees the first
             // frames (a replay that starts with the daemon plays before anyone can connect).
@@ -211,7 +216,9 @@ struct DaemonBuilder {
                                devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
-        return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor,
+        let sensorMonitor = SensorMonitor(loop: scheduler)
+        return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
+                           sensors: sensorMonitor.sensors, retain: [monitor, sensorMonitor] as [any Sendable],
                            statistics: {
                                let s = monitor.statistics
                                return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,

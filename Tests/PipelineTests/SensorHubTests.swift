@@ -22,8 +22,9 @@ struct SensorHubTests {
         let counts = Counts()
         private var running: Disposable?
 
-        init(filter: @escaping SensorHub.Filter = SensorHub.unfiltered) {
-            hub = SensorHub(scheduler: scheduler, filter: filter)
+        init(filter: @escaping SensorHub.Filter = SensorHub.unfiltered,
+             orientation: @escaping SensorHub.OrientationRule = { _ in nil }) {
+            hub = SensorHub(scheduler: scheduler, filter: filter, orientation: orientation)
             running = hub.run(sensors.asObservable())
             scheduler.advance(by: .zero)
         }
@@ -111,8 +112,34 @@ struct SensorHubTests {
             let w = Self.watch(rig.hub, into: seen)
             rig.scheduler.advance(by: .zero)
             for (t, v) in [(1, 120.0), (2, 0), (3, 121)] { rig.samples.onNext(SensorSample(time: Int64(t), values: [v])) }
-            #expect(seen.items.compactMap { if case .filtered(let s)? = $0 { s.values[0] } else { nil } } == [120, 121])
+            #expect(seen.items.compactMap { if case .filtered(let s, _)? = $0 { s.values[0] } else { nil } } == [120, 121])
             #expect(seen.items.compactMap { if case .raw(let s)? = $0 { s.values[0] } else { nil } } == [120, 0, 121])
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("an accelerometer's filtered samples carry the orientation they lead to; STATE has it")
+    func orientationOnFilteredSamples() {
+        let baseline = LiveResources.owned
+        do {
+            let accel = SensorInfo(id: DeviceID(rawValue: "iio:accel"), name: "accel_3d", sysname: "iio:device0",
+                                   channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
+                                   buffered: true)
+            let rig = Rig(orientation: { $0.channels.count == 3 ? OrientationSettings() : nil })
+            rig.plug(accel)
+            let seen = PosixLockedList()
+            let w = Self.watch(rig.hub, into: seen)
+            rig.scheduler.advance(by: .zero)
+            rig.samples.onNext(SensorSample(time: 1, values: [0, 9.81, 0]))   // upright: the top edge up
+            #expect(seen.items.last == .filtered(SensorSample(time: 1, values: [0, 9.81, 0]), orientation: "normal"))
+            #expect(seen.items.first == .raw(SensorSample(time: 1, values: [0, 9.81, 0])))
+            guard case .found(let state) = rig.hub.state(of: "accel_3d") else {
+                Issue.record("no sensor")
+                return
+            }
+            #expect(state.orientation == "normal")
             w.dispose()
             rig.stop()
         }

@@ -22,10 +22,11 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
         var w = MessageWriter()
         w.appendDevices([], sensors: [light, accel], tag: .integer(3))
         let report = SensorStateReport(sensor: accel, filtered: SensorSample(time: 200, values: [6.9, 6.8, -0.25]),
-                                       raw: SensorSample(time: 210, values: [7.1, 6.5, 0]), live: true)
+                                       raw: SensorSample(time: 210, values: [7.1, 6.5, 0]), orientation: "left-up", live: true)
         w.appendSensorState(report, tag: .string("s"))
         w.appendSensorState(SensorStateReport(sensor: light))
         w.appendSample(light, stream: .filtered, sample: SensorSample(time: 81_234_567_890_123, values: [123.4]))
+        w.appendSample(accel, stream: .filtered, sample: SensorSample(time: 7, values: [9.8, 0, 0]), orientation: "right-up")
         let watch = WatchRequest(devices: [.deviceClass(.keyboard)], sensors: ["illuminance", "iio:accel"])
         w.appendWatch(watch, matched: [accel.id, light.id], tag: nil)
 
@@ -35,6 +36,8 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
             .sensorState(report, tag: .string("s")),
             .sensorState(SensorStateReport(sensor: light), tag: nil),
             .sample(SampleMessage(device: light.id, time: 81_234_567_890_123, stream: .filtered, values: ["illuminance": 123.4])),
+            .sample(SampleMessage(device: accel.id, time: 7, stream: .filtered, values: ["accel_x": 9.8, "accel_y": 0, "accel_z": 0],
+                                  orientation: "right-up")),
             .watch(watch, matched: [accel.id, light.id], tag: nil),
         ])
         #expect(decoded[3].messageClass == "SAMPLE")

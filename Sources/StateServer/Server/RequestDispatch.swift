@@ -24,7 +24,8 @@ extension ClientConnection {
                 // Not an input device: a sensor (1.4) by id or name, else the device's error.
                 switch core.hub.sensors.state(of: device) {
                 case .found(let state):
-                    let report = SensorStateReport(sensor: state.info, filtered: state.filtered, raw: state.raw, live: state.live)
+                    let report = SensorStateReport(sensor: state.info, filtered: state.filtered, raw: state.raw,
+                                                   orientation: state.orientation, live: state.live)
                     respond { $0.appendSensorState(report, tag: tag) }
                 case .ambiguous:
                     respond { $0.appendError(ProtocolError(.ambiguousDevice(device), requestClass: "STATE", tag: tag)) }
@@ -148,9 +149,9 @@ final class WatchEncoder: @unchecked Sendable {
             writer.reset()
             writer.appendDeviceNotice(change)
             queued = client.enqueue(writer.bytes, generation: generation)
-        case .sample(let sensor, let stream, let sample):
+        case .sample(let sensor, let stream, let sample, let orientation):
             writer.reset()
-            writer.appendSample(sensor, stream: stream, sample: sample)
+            writer.appendSample(sensor, stream: stream, sample: sample, orientation: orientation)
             queued = client.enqueue(writer.bytes, generation: generation, frameTime: sample.time)
         }
         if queued { client.sent.add(1, ordering: .relaxed) }

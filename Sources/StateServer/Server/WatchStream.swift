@@ -10,7 +10,7 @@ enum WatchItem: Sendable {
     /// A device appeared, went away, or could not be opened.
     case notice(DeviceChange)
     /// A sample of a sensor the watch selects (`sensors`, 1.4), of the watch's stream.
-    case sample(SensorInfo, StreamKind, SensorSample)
+    case sample(SensorInfo, StreamKind, SensorSample, orientation: String?)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -71,7 +71,7 @@ enum WatchStream {
                 switch item {
                 case .notice: return true   // never limited
                 case .frame(_, let frame): admitted = limiter.admit(frame)
-                case .sample(_, _, let sample): admitted = limiter.admit(time: sample.time)
+                case .sample(_, _, let sample, _): admitted = limiter.admit(time: sample.time)
                 }
                 if admitted { return true }
                 onRateDrop()
@@ -90,8 +90,8 @@ enum WatchStream {
             let info = feed.info
             return feed.updates.compactMap { update -> WatchItem? in
                 switch update {
-                case .raw(let s): raw ? .sample(info, .raw, s) : nil
-                case .filtered(let s): raw ? nil : .sample(info, .filtered, s)
+                case .raw(let s): raw ? .sample(info, .raw, s, orientation: nil) : nil
+                case .filtered(let s, let o): raw ? nil : .sample(info, .filtered, s, orientation: o)
                 }
             }
         }
