@@ -24,13 +24,16 @@ extension Documents {
         return .object(m)
     }
 
-    /// A sensor's retained state: its last filtered sample, values by channel name in units.
-    public static func sensorState(_ s: SensorInfo, time: Int64, values: [String: Double]) -> JSON {
-        .object([
+    /// A sensor's retained state: its last filtered sample, values by channel name in units,
+    /// and an accelerometer's orientation when evflowd decides it.
+    public static func sensorState(_ s: SensorInfo, time: Int64, values: [String: Double], orientation: String? = nil) -> JSON {
+        var m: [(String, JSON)] = [
             ("sensor", .string(s.id.rawValue)),
             ("time", .int(time)),
             ("values", .object(s.channels.compactMap { c in values[c.name].map { (c.name, JSON.number($0)) } })),
-        ])
+        ]
+        if let orientation { m.append(("orientation", .string(orientation))) }
+        return .object(m)
     }
 }
 
@@ -46,8 +49,12 @@ extension Discovery {
         }
     }
 
+    /// The orientations evflowd reports (iio-sensor-proxy's names): an `enum` sensor's options.
+    public static let orientations = ["undefined", "normal", "bottom-up", "left-up", "right-up", "face-up", "face-down"]
+
     /// One `sensor` entity per channel of `s`, reading its state document: the channel's unit,
-    /// Home Assistant's device class where there is one, `state_class` `measurement`.
+    /// Home Assistant's device class where there is one, `state_class` `measurement`; for an
+    /// accelerometer (`accel_x`, `accel_y`, `accel_z`) also its orientation, an `enum` sensor.
     public func sensorEntities(for s: SensorInfo, layout: TopicLayout) -> [Entity] {
         let dev = TopicLayout.objectID(s.id.rawValue)
         let host = TopicLayout.objectID(layout.hostname)
@@ -58,24 +65,38 @@ extension Discovery {
             ("manufacturer", .string("evflow")),
             ("model", .string("IIO \(s.name)")),
         ])
-        return s.channels.map { c in
-            let object = "\(dev)_\(TopicLayout.objectID(c.name))"
+        func entity(_ suffix: String, _ members: [(String, JSON)]) -> Entity {
+            let object = "\(dev)_\(TopicLayout.objectID(suffix))"
             var m: [(String, JSON)] = [
-                ("name", .string(c.name)),
-                ("unique_id", .string("\(base)_\(TopicLayout.objectID(c.name))")),
+                ("name", .string(suffix)),
+                ("unique_id", .string("\(base)_\(TopicLayout.objectID(suffix))")),
                 ("object_id", .string("evflow_\(host)_\(object)")),
                 ("state_topic", .string(layout.sensorState(s.id.rawValue))),
-                ("value_template", .string("{{ value_json['values']['\(c.name)'] }}")),
-                ("state_class", .string("measurement")),
             ]
-            if !c.unit.isEmpty { m.append(("unit_of_measurement", .string(c.unit))) }
-            if let cls = Self.deviceClass(c.quantity) { m.append(("device_class", .string(cls))) }
+            m += members
             m.append(("availability", .array([.object([("topic", .string(layout.bridgeAvailability))]),
                                               .object([("topic", .string(layout.daemonAvailability))])])))
             m.append(("availability_mode", .string("all")))
             m.append(("device", deviceBlock))
             return Entity(component: "sensor", objectID: object, config: .object(m))
         }
+        var out = s.channels.map { c in
+            var m: [(String, JSON)] = [
+                ("value_template", .string("{{ value_json['values']['\(c.name)'] }}")),
+                ("state_class", .string("measurement")),
+            ]
+            if !c.unit.isEmpty { m.append(("unit_of_measurement", .string(c.unit))) }
+            if let cls = Self.deviceClass(c.quantity) { m.append(("device_class", .string(cls))) }
+            return entity(c.name, m)
+        }
+        if Set(s.channels.map(\.name)).isSuperset(of: ["accel_x", "accel_y", "accel_z"]) {
+            out.append(entity("orientation", [
+                ("value_template", .string("{{ value_json.orientation | default('undefined') }}")),
+                ("device_class", .string("enum")),
+                ("options", .array(Self.orientations.map { .string($0) })),
+            ]))
+        }
+        return out
     }
 }
 
@@ -87,6 +108,7 @@ extension BridgeCore {
         /// The last filtered sample not yet published, or published.
         var time: Int64 = 0
         var values: [String: Double] = [:]
+        var orientation: String?
         var state: [UInt8]?
         var gate: MinIntervalGate
         var timer: Disposable?
@@ -124,6 +146,7 @@ extension BridgeCore {
         }
         sensors[m.device]!.time = m.time
         sensors[m.device]!.values = m.values
+        if let o = m.orientation { sensors[m.device]!.orientation = o }
         let id = m.device
         let now = scheduler.now
         switch sensors[id]!.gate.request(now: now) {
@@ -143,7 +166,7 @@ extension BridgeCore {
 
     private func publishSensorState(_ id: DeviceID) {
         guard let s = sensors[id] else { return }
-        let state = Documents.sensorState(s.info, time: s.time, values: s.values).bytes
+        let state = Documents.sensorState(s.info, time: s.time, values: s.values, orientation: s.orientation).bytes
         guard state != s.state else { return }
         sensors[id]!.state = state
         publish(OutMessage(topic: settings.layout.sensorState(id.rawValue), payload: state, kind: .retained, qos: settings.stateQoS))

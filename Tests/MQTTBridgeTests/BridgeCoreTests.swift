@@ -250,6 +250,27 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
         #expect(broker.messages.filter { $0.topic == topic }.allSatisfy { $0.retain })
     }
 
+    @Test func anAccelerometersOrientationIsAnEnumSensor() throws {
+        let accel = SensorInfo(id: DeviceID(rawValue: "iio:accel"), name: "accel_3d", sysname: "iio:device0",
+                               channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
+                               buffered: true)
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        c.daemonMessage(.devices([], sensors: [accel], tag: nil))
+        let text = try #require(broker.payload(layout.discovery(component: "sensor", object: "iio_accel_orientation")))
+        let config = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(config["device_class"] as? String == "enum")
+        #expect(config["options"] as? [String] == ["undefined", "normal", "bottom-up", "left-up", "right-up", "face-up", "face-down"])
+        #expect(config["unit_of_measurement"] == nil)
+        c.daemonMessage(.sample(SampleMessage(device: accel.id, time: 5, stream: .filtered,
+                                              values: ["accel_x": 9.8, "accel_y": 0.25, "accel_z": 0], orientation: "right-up")))
+        #expect(broker.payload(layout.sensorState(accel.id.rawValue))
+                == #"{"sensor":"iio:accel","time":5,"values":{"accel_x":9.8,"accel_y":0.25,"accel_z":0},"orientation":"right-up"}"#)
+    }
+
     @Test func aSensorGoneFromDevicesIsClearedAndAnUnknownOneAsksForTheList() {
         let s = VirtualTimeScheduler()
         let c = core(s)
