@@ -40,6 +40,10 @@ public struct SensorState: Hashable, Sendable {
     public var orientation: String?
     /// Whether the sensor is being read now (a watcher or the bridge consumes it).
     public var live: Bool
+    /// Samples read since the sensor came (while it was consumed).
+    public var samplesIn: UInt64 = 0
+    /// Samples out of its filters since the sensor came.
+    public var samplesOut: UInt64 = 0
 
     /// A state.
     public init(info: SensorInfo, raw: SensorSample?, filtered: SensorSample?, orientation: String? = nil, live: Bool) {
@@ -92,6 +96,17 @@ public final class SensorHub: @unchecked Sendable {
         { info in config.sensorSettings(for: info).orientation }
     }
 
+    /// A session's last samples and counts, written per sample on the scheduler, read by
+    /// `STATE` and `METRICS` (one short lock, never held while calling out).
+    private struct Latest {
+        var raw: SensorSample?
+        var filtered: SensorSample?
+        var orientation: String?
+        var live = false
+        var samplesIn: UInt64 = 0
+        var samplesOut: UInt64 = 0
+    }
+
     private final class SensorSession: @unchecked Sendable {
         let info: SensorInfo
         let sequence: Int
@@ -99,7 +114,7 @@ public final class SensorHub: @unchecked Sendable {
         var updates: Observable<SensorUpdate> = .empty()
         /// `true` once the session closed; watchers' feeds end on it.
         let ended = BehaviorSubject<Bool>(value: false)
-        let latest = PosixLocked<(raw: SensorSample?, filtered: SensorSample?, orientation: String?, live: Bool)>((nil, nil, nil, false))
+        let latest = PosixLocked<Latest>(Latest())
         var closed = false
 
         init(info: SensorInfo, sequence: Int) {
@@ -174,9 +189,20 @@ public final class SensorHub: @unchecked Sendable {
             guard let one = named.first else { return .none }
             found = one
         }
-        let latest = found.latest.withLock { $0 }
-        return .found(SensorState(info: found.info, raw: latest.raw, filtered: latest.filtered, orientation: latest.orientation,
-                                  live: latest.live))
+        return .found(Self.state(found))
+    }
+
+    /// Every present sensor's state, in the order they came (`METRICS`).
+    public var states: [SensorState] {
+        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }.map(Self.state)
+    }
+
+    private static func state(_ session: SensorSession) -> SensorState {
+        let l = session.latest.withLock { $0 }
+        var state = SensorState(info: session.info, raw: l.raw, filtered: l.filtered, orientation: l.orientation, live: l.live)
+        state.samplesIn = l.samplesIn
+        state.samplesOut = l.samplesOut
+        return state
     }
 
     /// The sensor's inner sequence: its session lives from subscription until the sensor's
@@ -225,6 +251,7 @@ public final class SensorHub: @unchecked Sendable {
                     levels.onNext(sample)
                     let o = latest.withLock { l -> String? in
                         l.filtered = sample
+                        l.samplesOut += 1
                         return l.orientation
                     }
                     observer.onNext(.filtered(sample, orientation: o))
@@ -233,7 +260,10 @@ public final class SensorHub: @unchecked Sendable {
                 onCompleted: { observer.onCompleted() })
             let reading = samples.subscribe(
                 onNext: { sample in
-                    latest.withLock { $0.raw = sample }
+                    latest.withLock { l in
+                        l.raw = sample
+                        l.samplesIn += 1
+                    }
                     observer.onNext(.raw(sample))
                     raw.onNext(sample)
                 },

@@ -80,9 +80,11 @@ struct SensorHubTests {
             rig.samples.onNext(SensorSample(time: 2, values: [120]))
             #expect(first.items == [.raw(SensorSample(time: 2, values: [120])), .filtered(SensorSample(time: 2, values: [120]))])
             #expect(second.items == first.items)
-            #expect(rig.hub.state(of: Self.light.id.rawValue)
-                    == .found(SensorState(info: Self.light, raw: SensorSample(time: 2, values: [120]),
-                                          filtered: SensorSample(time: 2, values: [120]), live: true)))
+            var expected = SensorState(info: Self.light, raw: SensorSample(time: 2, values: [120]),
+                                       filtered: SensorSample(time: 2, values: [120]), live: true)
+            expected.samplesIn = 1   // the sample before anyone read it was never read
+            expected.samplesOut = 1
+            #expect(rig.hub.state(of: Self.light.id.rawValue) == .found(expected))
 
             a.dispose()
             rig.scheduler.advance(by: .zero)

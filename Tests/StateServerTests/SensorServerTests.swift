@@ -77,6 +77,23 @@ struct SensorServerTests {
                 #expect((live["sensor"] as? [String: Any])?["sysname"] as? String == "iio:device1")
                 #expect(live["id"] as? Int == 1)
 
+                // Metrics per channel: the last values in their unit, the samples counted.
+                // (METRICS takes the frame ages on the hub's scheduler: run it until the answer comes.)
+                try c.send(#"{"class":"METRICS"}"#)
+                var reply: [String: Any]?
+                for _ in 0..<100 where reply == nil {
+                    sensors.scheduler.advance(by: .zero)
+                    reply = try? c.read(timeout: 0.05)
+                }
+                let metrics = try #require(reply?["text"] as? String)
+                let labels = #"name="als",sensor="iio:0000:0000-als00001""#
+                let series = #"channel="illuminance",name="als",quantity="illuminance",sensor="iio:0000:0000-als00001",unit="lx""#
+                for line in ["evflow_sensor_value{\(series)} 117.1", "evflow_sensor_raw_value{\(series)} 117.1",
+                             "evflow_sensor_samples_in_total{\(labels)} 2", "evflow_sensor_samples_out_total{\(labels)} 2",
+                             "evflow_sensor_read{\(labels)} 1.0"] {
+                    #expect(metrics.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(metrics)")
+                }
+
                 #expect(try c.request(#"{"class":"UNWATCH"}"#)["class"] as? String == "UNWATCH")
                 sensors.scheduler.advance(by: .zero)   // the last consumer gone: the sensor is no longer read
                 let after = try c.request(#"{"class":"STATE","device":"als"}"#)
