@@ -11,7 +11,7 @@ import Recording
 /// the real filter over the events.
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Analyse key/button chatter in a recording (evemu, evtest or libinput record) or a live device, and suggest debounce settings.",
+        abstract: "Analyse key/button chatter in a recording (evemu, evtest or libinput record) or a live device, and suggest debounce settings; in a sensor recording, the noise per channel and filter settings.",
         discussion: """
         For every key and button the real debounce filter is run over the recording: the report \
         gives how many bounces remain and how many real presses are lost with the default and \
@@ -69,6 +69,7 @@ struct Analyze: ParsableCommand {
                 }
             } else {
                 let recording = self.recording ?? ""
+                if SensorRecording.isSensorRecording(path: recording) { return try analyzeSensors(recording) }
                 let parsed: Recording
                 do {
                     parsed = try Recording.read(contentsOf: URL(fileURLWithPath: recording),
