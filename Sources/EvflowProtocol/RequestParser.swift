@@ -59,7 +59,7 @@ private let membersByClass: [String: Set<String>] = [
 ]
 
 /// Classes only the server sends.
-private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE", "SAMPLE"]
+private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE", "SAMPLE", "SENSOR"]
 
 /// Validates a decoded object member by member.
 private struct RequestParser {

@@ -52,6 +52,21 @@ public struct SampleMessage: Hashable, Sendable {
     }
 }
 
+/// `SENSOR`: a sensor came or went while a client watches sensors (1.4).
+public enum SensorChange: Hashable, Sendable {
+    /// The sensor appeared (its samples follow, if selected).
+    case added(SensorInfo)
+    /// The sensor went away: no more samples of it.
+    case removed(SensorInfo)
+
+    /// The sensor.
+    public var sensor: SensorInfo {
+        switch self {
+        case .added(let s), .removed(let s): s
+        }
+    }
+}
+
 extension SensorInfo {
     /// `sample`'s values by channel name; values that are not finite are left out (JSON has
     /// no NaN), as are values beyond the channel list.
@@ -88,6 +103,20 @@ extension MessageWriter {
         json.key("stream"); json.string(stream.rawValue)
         json.key("values"); writeSensorValues(sensor, sample)
         if let orientation { json.key("orientation"); json.string(orientation) }
+        json.endObject()
+        json.endLine()
+    }
+
+    /// `SENSOR` notice: a watched sensor came or went.
+    public mutating func appendSensorNotice(_ change: SensorChange) {
+        json.beginObject()
+        json.key("class"); json.string("SENSOR")
+        json.key("action")
+        switch change {
+        case .added: json.string("added")
+        case .removed: json.string("removed")
+        }
+        json.key("sensor"); writeSensor(change.sensor, detail: false)
         json.endObject()
         json.endLine()
     }
@@ -200,6 +229,15 @@ extension MessageDecoder {
         if let t = try o.optionalInt("raw_time") { report.raw = info.sample(time: t, values: try sensorValues(o, "raw")) }
         report.orientation = try o.optionalString("orientation")
         return report
+    }
+
+    func sensorNotice(_ o: Obj) throws(DecodingFailure) -> SensorChange {
+        let info = try sensor(try o.required("sensor"), detail: false)
+        switch try o.string("action") {
+        case "added": return .added(info)
+        case "removed": return .removed(info)
+        case let a: throw DecodingFailure("SENSOR: unknown action '\(a)'")
+        }
     }
 
     func sample(_ o: Obj) throws(DecodingFailure) -> SampleMessage {

@@ -44,6 +44,8 @@ public enum ServerMessage: Hashable, Sendable {
     case device(DeviceChange)
     /// `SAMPLE`: one sample of a sensor (1.4).
     case sample(SampleMessage)
+    /// `SENSOR`: a watched sensor came or went (1.4).
+    case sensor(SensorChange)
     /// A class this client does not know (a later minor version's).
     case other(class: String)
 
@@ -64,6 +66,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .frame: return "FRAME"
         case .device: return "DEVICE"
         case .sample: return "SAMPLE"
+        case .sensor: return "SENSOR"
         case .other(let c): return c
         }
     }
@@ -176,6 +179,8 @@ struct MessageDecoder {
             return .state(try stateReport(o), tag: try tag(o))
         case "SAMPLE":
             return .sample(try sample(o))
+        case "SENSOR":
+            return .sensor(try sensorNotice(o))
         case "STATS":
             return .stats(try stats(o), tag: try tag(o))
         case "WATCH":

@@ -137,6 +137,8 @@ public final class BridgeCore: @unchecked Sendable {
             stateArrived(report)
         case .sample(let sample):
             sampleArrived(sample)
+        case .sensor(let change):
+            sensorChanged(change)
         case .error(let e):
             if e.requestClass != "STATE" { log("evflowd: \(e.message)") }   // STATE: the device went away meanwhile
         default:

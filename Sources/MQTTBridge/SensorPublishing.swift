@@ -180,6 +180,16 @@ extension BridgeCore {
         for t in s.discoveryTopics { publish(clear(t)) }
     }
 
+    /// A `SENSOR` notice: a new sensor is described by asking for the list again; a gone one
+    /// has its topics cleared.
+    func sensorChanged(_ change: SensorChange) {
+        guard settings.sensors else { return }
+        switch change {
+        case .added: if let daemon { _ = daemon.send(Request(.devices, tag: .string("devices"))) }
+        case .removed(let info): removeSensor(info.id)
+        }
+    }
+
     /// evflowd went away: pending publications are dropped (the values stay retained).
     func sensorsDaemonLost() {
         for id in sensors.keys {

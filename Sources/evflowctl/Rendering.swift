@@ -113,6 +113,9 @@ enum Render {
     /// One stream message as one line; `sensors` gives samples their channel order and units.
     static func streamLine(_ m: ServerMessage, sensors: [DeviceID: SensorInfo] = [:]) -> String {
         switch m {
+        case .sensor(let change):
+            let action = if case .added = change { "added" } else { "removed" }
+            return "sensor \(action): \(VisibleText.escaped(change.sensor.name)) (\(change.sensor.id))"
         case .sample(let s):
             let orientation = s.orientation.map { "  orientation \($0)" } ?? ""
             return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))\(orientation)"

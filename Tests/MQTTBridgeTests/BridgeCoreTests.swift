@@ -283,7 +283,8 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
         c.daemonMessage(sample(Self.env, 1, ["temp": 21.5]))   // not listed yet
         #expect(daemon.requests.count == asked + 1)
         #expect(daemon.requests.last?.requestClass == "DEVICES")
-        c.daemonMessage(.devices([], sensors: [Self.env], tag: nil))
+        c.daemonMessage(.devices([], sensors: [Self.light, Self.env], tag: nil))
+        c.daemonMessage(.sensor(.removed(Self.light)))   // evflowd's notice
         #expect(broker.payload(layout.sensorState(Self.light.id.rawValue)) == "")   // cleared (retained, empty)
         #expect(broker.payload(layout.sensorDescription(Self.light.id.rawValue)) == "")
         #expect(broker.payload(layout.sensorDescription(Self.env.id.rawValue))?.contains("bme280") == true)

@@ -29,6 +29,8 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
         w.appendSample(accel, stream: .filtered, sample: SensorSample(time: 7, values: [9.8, 0, 0]), orientation: "right-up")
         let watch = WatchRequest(devices: [.deviceClass(.keyboard)], sensors: ["illuminance", "iio:accel"])
         w.appendWatch(watch, matched: [accel.id, light.id], tag: nil)
+        w.appendSensorNotice(.added(light))
+        w.appendSensorNotice(.removed(light))
 
         let decoded = try w.bytes.split(separator: UInt8(ascii: "\n")).map { try ServerMessage.decode($0) }
         #expect(decoded == [
@@ -39,6 +41,8 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
             .sample(SampleMessage(device: accel.id, time: 7, stream: .filtered, values: ["accel_x": 9.8, "accel_y": 0, "accel_z": 0],
                                   orientation: "right-up")),
             .watch(watch, matched: [accel.id, light.id], tag: nil),
+            .sensor(.added(light)),
+            .sensor(.removed(light)),
         ])
         #expect(decoded[3].messageClass == "SAMPLE")
         #expect(decoded[1].messageClass == "STATE")
@@ -88,6 +92,7 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
         (#"{"class":"WATCH","sensors":[1]}"#, "field 'sensors' must be an array of strings"),
         (#"{"class":"WATCH","sensors":[""]}"#, "field 'sensors' must not be empty"),
         (#"{"class":"SAMPLE"}"#, "'SAMPLE' is not a request"),
+        (#"{"class":"SENSOR"}"#, "'SENSOR' is not a request"),
     ])
     func badSensorRequestsAreRefused(line: String, message: String) {
         let error = #expect(throws: ProtocolError.self) { try Request.parse(line) }

@@ -30,8 +30,72 @@ final class ReplaySensors: @unchecked Sendable {
     }
 }
 
+/// A hub whose sensors the test plugs, feeds and removes (synchronously, on a virtual clock).
+final class ManualSensors: @unchecked Sendable {
+    let scheduler = VirtualTimeScheduler()
+    let hub: DeviceHub
+    let sensors = PublishSubject<SensorStream>()
+    let samples = PublishSubject<SensorSample>()
+    let removal = PublishSubject<Never>()
+    private var subscription: Disposable?
+
+    init() {
+        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
+        subscription = hub.sensors.run(sensors.asObservable())
+        scheduler.advance(by: .zero)
+    }
+
+    func plug(_ info: SensorInfo) {
+        sensors.onNext(SensorStream(info: info, samples: samples.asObservable(), removal: removal.asObservable()))
+    }
+
+    func stop() {
+        subscription?.dispose()
+        subscription = nil
+        scheduler.advance(by: .zero)
+    }
+}
+
 @Suite(.serialized, .ownLiveResources)
 struct SensorServerTests {
+    @Test func aSensorThatComesAndGoesWhileWatchedIsAnnounced() async throws {
+        try await released {
+            let sensors = ManualSensors()
+            let (server, path) = try await startServer(hub: sensors.hub)
+            do {
+                let c = try TestClient(path: path)
+                _ = try c.read()
+                #expect(try c.request(#"{"class":"WATCH","sensors":["all"]}"#)["matched"] as? [String] == [])
+                let light = SensorInfo(id: DeviceID(rawValue: "iio-light"), name: "als", sysname: "iio:device1",
+                                       channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)
+                sensors.scheduler.schedule { sensors.plug(light) }   // the source delivers on the hub's scheduler
+                sensors.scheduler.advance(by: .zero)
+                let added = try c.read()
+                #expect(added["class"] as? String == "SENSOR")
+                #expect(added["action"] as? String == "added")
+                #expect((added["sensor"] as? [String: Any])?["id"] as? String == "iio-light")
+                sensors.scheduler.advance(by: .zero)   // the watch's connection to the new sensor
+                sensors.scheduler.schedule { sensors.samples.onNext(SensorSample(time: 7, values: [42.5])) }
+                sensors.scheduler.advance(by: .zero)
+                let sample = try c.read()
+                #expect(sample["class"] as? String == "SAMPLE")
+                #expect((sample["values"] as? [String: Double])?["illuminance"] == 42.5)
+                sensors.scheduler.schedule {
+                    sensors.samples.onCompleted()
+                    sensors.removal.onCompleted()
+                }
+                sensors.scheduler.advance(by: .zero)
+                let removed = try c.read()
+                #expect(removed["class"] as? String == "SENSOR")
+                #expect(removed["action"] as? String == "removed")
+                #expect(try c.request(#"{"class":"DEVICES"}"#)["sensors"] == nil)
+            }
+            #expect(await eventually { server.clientCount == 0 })
+            await server.shutdown()
+            sensors.stop()
+        }
+    }
+
     static let ms: Int64 = 1_000_000
 
     @Test func aReplayedLightSensorOnTheSocket() async throws {

@@ -149,6 +149,10 @@ final class WatchEncoder: @unchecked Sendable {
             writer.reset()
             writer.appendDeviceNotice(change)
             queued = client.enqueue(writer.bytes, generation: generation)
+        case .sensorNotice(let change):
+            writer.reset()
+            writer.appendSensorNotice(change)
+            queued = client.enqueue(writer.bytes, generation: generation)
         case .sample(let sensor, let stream, let sample, let orientation):
             writer.reset()
             writer.appendSample(sensor, stream: stream, sample: sample, orientation: orientation)

@@ -11,6 +11,8 @@ enum WatchItem: Sendable {
     case notice(DeviceChange)
     /// A sample of a sensor the watch selects (`sensors`, 1.4), of the watch's stream.
     case sample(SensorInfo, StreamKind, SensorSample, orientation: String?)
+    /// A selected sensor came (after the watch started) or went.
+    case sensorNotice(SensorChange)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -69,7 +71,7 @@ enum WatchStream {
             items = items.filter { item in
                 let admitted: Bool
                 switch item {
-                case .notice: return true   // never limited
+                case .notice, .sensorNotice: return true   // never limited
                 case .frame(_, let frame): admitted = limiter.admit(frame)
                 case .sample(_, _, let sample, _): admitted = limiter.admit(time: sample.time)
                 }
@@ -81,24 +83,27 @@ enum WatchStream {
         return items
     }
 
-    /// The `SAMPLE`s of the sensors `watch` selects, present and later ones: subscribing a
+    /// The `SAMPLE`s of the sensors `watch` selects, present and later ones, each later one
+    /// announced (`SENSOR` added) and each one's end noticed (`SENSOR` removed): subscribing a
     /// sensor's updates here is what makes it read, and disposing the watch stops it.
     static func samples(hub: SensorHub, watch: WatchRequest) -> Observable<WatchItem> {
         let raw = watch.stream == .raw
-        func sensor(_ feed: SensorFeed) -> Observable<WatchItem> {
+        func sensor(_ feed: SensorFeed, announce: Bool) -> Observable<WatchItem> {
             guard watch.selects(feed.info) else { return .empty() }
             let info = feed.info
-            return feed.updates.compactMap { update -> WatchItem? in
+            let samples = feed.updates.compactMap { update -> WatchItem? in
                 switch update {
                 case .raw(let s): raw ? .sample(info, .raw, s, orientation: nil) : nil
                 case .filtered(let s, let o): raw ? nil : .sample(info, .filtered, s, orientation: o)
                 }
             }
+            .concat(.just(.sensorNotice(.removed(info))))
+            return announce ? samples.startWith(.sensorNotice(.added(info))) : samples
         }
         return hub.feeds().flatMap { update -> Observable<WatchItem> in
             switch update {
-            case .present(let feeds): Observable.merge(feeds.map(sensor))
-            case .added(let feed): sensor(feed)
+            case .present(let feeds): Observable.merge(feeds.map { sensor($0, announce: false) })
+            case .added(let feed): sensor(feed, announce: true)
             }
         }
     }
