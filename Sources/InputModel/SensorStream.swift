@@ -1,25 +1,28 @@
 import Reactive
 
-/// One IIO sensor's lifetime as a value: its description and its samples — the sensors'
-/// counterpart of `DeviceStream`.
+/// One sensor's lifetime as a value, the sensor counterpart of `DeviceStream`: its
+/// description and its samples, completing when the sensor goes away.
 ///
-/// It lives in InputModel, beside `DeviceStream`, rather than in the `Sensors` module that
-/// reads the hardware, so that a replay source (Recording) and the hub (Pipeline) make and
-/// consume sensor streams without linking libudev — the same reason `DeviceStream` is here.
-///
-/// `samples` completes when the sensor goes away. Reading starts when it is subscribed and
-/// stops when that subscription is disposed: a sensor nobody consumes is not read at all
-/// (its buffer stays disabled, nothing polls it). Each source says how often and when it may
-/// be subscribed (a live sensor: once, from the handler that receives the stream).
+/// Every sensor source (the IIO monitor, `SensorReplaySource.sensors`) is an
+/// `Observable<SensorStream>`. It lives in InputModel, beside `DeviceStream`, rather than in the
+/// `Sensors` module that reads the hardware, so the replay source (Recording) and the hub
+/// (Pipeline) make and consume sensor streams without linking libudev. Reading starts when `samples` is subscribed and stops when that
+/// subscription is disposed, so a sensor nobody consumes costs nothing (no buffer enabled, no
+/// polling); each source says how often `samples` may be subscribed.
 public struct SensorStream: Sendable {
     /// The sensor, as identified when the stream began.
     public let info: SensorInfo
-    /// Its samples, one value per channel of `info.channels`, in physical units.
+    /// Its samples in physical units; completes when the sensor goes away.
     public let samples: Observable<SensorSample>
+    /// Completes when the sensor goes away, whether or not `samples` is subscribed: a
+    /// consumer learns of the removal of a sensor nobody reads without starting to read it.
+    /// Subscribing it costs nothing (no reading) and may be done any number of times.
+    public let removal: Observable<Never>
 
-    /// A stream of `info` with `samples`.
-    public init(info: SensorInfo, samples: Observable<SensorSample>) {
+    /// A stream of `info` with `samples`, ending with `removal`.
+    public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>) {
         self.info = info
         self.samples = samples
+        self.removal = removal
     }
 }

@@ -66,8 +66,9 @@ public final class SensorMonitor: Sendable {
     /// - `samples` may be subscribed any number of times, one subscription at a time (a
     ///   second one while the first lives fails with
     ///   `SensorStreamError.samplesAlreadySubscribed`); reading runs while it lives.
-    /// - `samples` completes on the udev `remove` (or when the device node says ENODEV), and
-    ///   a later subscription completes at once.
+    /// - `samples` and `removal` complete on the udev `remove` (or when the sensor's node or
+    ///   attributes say ENODEV), and a later subscription of either completes at once.
+    ///   `removal` reads nothing: a consumer that is not reading learns of the removal too.
     /// - Disposing the subscription stops monitoring, stops every reading and completes every
     ///   stream's samples.
     /// - Fails with `SystemError` when udev cannot be set up.
@@ -166,6 +167,9 @@ final class SensorReading {
 
     private let live = LiveResources.Token()
     private var state = State.idle
+    /// Completes when the sensor goes away (`SensorStream.removal`): late subscribers get the
+    /// completion at once.
+    let removal = PublishSubject<Never>()
     /// Starts reading for a subscriber; returns how to stop it, or throws.
     private let open: (_ deliver: @escaping (SensorSample) -> Void, _ gone: @escaping () -> Void) throws -> Stop
 
@@ -206,6 +210,7 @@ final class SensorReading {
             stop()
             subscriber.observer.onCompleted()
         }
+        removal.onCompleted()
     }
 
     /// Whether a subscription is reading (tests and stats).
@@ -342,7 +347,7 @@ private final class SensorMonitorRun: @unchecked Sendable {
                 monitor.onLoop { reading.stop(subscriber) }
             }
         }
-        observer?.onNext(SensorStream(info: info, samples: samples))
+        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable()))
     }
 
     /// Whether the timestamp channel counts CLOCK_MONOTONIC: `current_timestamp_clock` says

@@ -205,10 +205,18 @@ struct SensorReadingTests {
             let two = SensorReading.Subscriber(again.asObserver())
             reading.start(two)
             #expect(fake.opened == 2)
-            // The sensor goes away: reading stops, the samples complete; later subscribers complete at once.
+            // The sensor goes away: reading stops, the samples and the removal complete; later
+            // subscribers of either complete at once.
+            var removed = 0
+            let removal = reading.removal.subscribe(onCompleted: { removed += 1 })
+            #expect(removed == 0)
             fake.gone?()
             #expect(fake.stopped == 2)
             #expect(again.events.count == 1 && again.events[0].value.isCompletion)
+            #expect(removed == 1)
+            _ = reading.removal.subscribe(onCompleted: { removed += 1 })
+            #expect(removed == 2)
+            removal.dispose()
             let late = scheduler.createObserver(SensorSample.self)
             reading.start(SensorReading.Subscriber(late.asObserver()))
             #expect(late.events.count == 1 && late.events[0].value.isCompletion && fake.opened == 2)
