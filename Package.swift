@@ -77,7 +77,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
