@@ -98,7 +98,7 @@ public final class SensorMonitor: Sendable {
     public static func describe(_ device: IIODevice, sysname: String, devnode: String?, properties: [String: String],
                                 options: Options) -> (info: SensorInfo, plan: ReadingPlan)? {
         var plan = ReadingPlan.polled
-        if options.preferBuffer, devnode != nil, device.hasBuffer {
+        if options.preferBuffer, let devnode, device.hasBuffer, device.bufferIsUsable(devnode: devnode) {
             switch device.chooseTrigger(sysfsRoot: options.sysfsRoot) {
             case .notNeeded, .current: plan = .buffered(trigger: nil)
             case .set(let trigger): plan = .buffered(trigger: trigger)
