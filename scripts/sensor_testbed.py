@@ -245,7 +245,13 @@ def check_daemon(bin_dir):
         # Nobody watches: nothing is read (the light's STATE says so, the gyroscope's buffer is off).
         assert 'read now:  no' in ctl('state', 'als'), ctl('state', 'als')
         assert gyro_buffer() == '0', gyro_buffer()
-        print('check-sensors: evflowd lists both sensors with their units, and reads neither while nobody watches')
+        # …and does not wake up for them (docs/benchmarks.md, I1): a polled sensor being read
+        # would cost 10 wake-ups a second.
+        idle = subprocess.run([os.path.join(os.path.dirname(__file__), 'idle-cost'), '--pid', str(daemon.pid),
+                               '--seconds', '3', '--max', '3'], capture_output=True, text=True)
+        assert idle.returncode == 0, idle.stdout + idle.stderr
+        print('check-sensors: evflowd lists both sensors with their units, and reads neither while nobody watches: %s'
+              % idle.stdout.strip().splitlines()[-1])
 
         watched = ctl('watch', '--sensor', 'illuminance', '--count', '2')
         assert len(re.findall(r'  illuminance 50 lx$', watched, re.M)) == 2, watched
