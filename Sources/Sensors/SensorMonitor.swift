@@ -329,7 +329,7 @@ private final class SensorMonitorRun: @unchecked Sendable {
                 let reader = try BufferedReader(
                     device: iio, devnode: info.devnode ?? "",
                     setup: .init(trigger: trigger, bufferLength: options.bufferLength,
-                                 useTimestamp: Self.monotonicTimestamps(iio)),
+                                 useTimestamp: true),
                     deliver: deliver, gone: gone)
                 reader.start(loop: loop)
                 return { reader.stop() }
@@ -348,16 +348,5 @@ private final class SensorMonitorRun: @unchecked Sendable {
             }
         }
         observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable()))
-    }
-
-    /// Whether the timestamp channel counts CLOCK_MONOTONIC: `current_timestamp_clock` says
-    /// so, or is set so here. Without the attribute (kernels before 4.10) the channel counts
-    /// CLOCK_REALTIME, so the read time is used instead.
-    static func monotonicTimestamps(_ device: IIODevice) -> Bool {
-        guard let clock = device.timestampClock else { return false }
-        if clock.trimmingSpaces == "monotonic" { return true }
-        let attribute = device.path + "/current_timestamp_clock"
-        guard (try? Sysfs.write("monotonic", to: attribute)) != nil else { return false }
-        return Sysfs.read(attribute)?.trimmingSpaces == "monotonic"
     }
 }

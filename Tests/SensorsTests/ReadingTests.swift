@@ -161,6 +161,61 @@ struct BufferedReadingTests {
     }
 }
 
+extension BufferedReadingTests {
+    @Test("the timestamp clock is set to monotonic for the reading and set back after; without the attribute, the read time")
+    func clock() throws {
+        let tree = SysfsTree()
+        defer { tree.remove() }
+        let (device, node) = gyroscope(tree, clock: "realtime")
+        let loop = try InputLoop(name: "test.sensors")
+        defer { loop.shutdown() }
+        let samples = Box<[SensorSample]>([])
+        let reader = try loop.sync { Result { () throws(SystemError) -> BufferedReader in
+            let reader = try BufferedReader(device: device, devnode: node, setup: .init(trigger: nil, bufferLength: 8, useTimestamp: true),
+                                            deliver: { samples.value.append($0) }, gone: {})
+            reader.start(loop: loop)
+            return reader
+        } }.get()
+        #expect(tree.get("iio:device0/current_timestamp_clock") == "monotonic")
+        #expect(tree.get("iio:device0/scan_elements/in_timestamp_en") == "1")
+        let writer = open(node, O_WRONLY | O_NONBLOCK)
+        let bytes = scan(1, 2, 3, time: 123_456_789)
+        #expect(write(writer, bytes, bytes.count) == bytes.count)
+        #expect(eventually { loop.sync { samples.value.count } == 1 })
+        #expect(loop.sync { samples.value.map(\.time) } == [123_456_789])
+        loop.sync { reader.stop() }
+        close(writer)
+        #expect(tree.get("iio:device0/current_timestamp_clock") == "realtime")
+
+        // A kernel without current_timestamp_clock stamps with CLOCK_REALTIME: the timestamp
+        // stays off and the sample's time is when it was read.
+        let old = SysfsTree()
+        defer { old.remove() }
+        let (oldDevice, oldNode) = gyroscope(old)
+        _ = unlink(old.root + "/iio:device0/current_timestamp_clock")
+        let legacy = IIODevice(path: oldDevice.path)
+        #expect(legacy.timestampClock == nil)
+        let oldSamples = Box<[SensorSample]>([])
+        let oldReader = try loop.sync { Result { () throws(SystemError) -> BufferedReader in
+            let reader = try BufferedReader(device: legacy, devnode: oldNode, setup: .init(trigger: nil, bufferLength: 8, useTimestamp: true),
+                                            deliver: { oldSamples.value.append($0) }, gone: {})
+            reader.start(loop: loop)
+            return reader
+        } }.get()
+        #expect(old.get("iio:device0/scan_elements/in_timestamp_en") == "0")
+        let oldWriter = open(oldNode, O_WRONLY | O_NONBLOCK)
+        var threeAxes: [UInt8] = []
+        for v: Int16 in [1, 2, 3] { threeAxes += withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let before = monotonicNow()
+        #expect(write(oldWriter, threeAxes, threeAxes.count) == threeAxes.count)
+        #expect(eventually { loop.sync { oldSamples.value.count } == 1 })
+        let time = loop.sync { oldSamples.value[0].time }
+        #expect(time >= before && time <= monotonicNow())
+        loop.sync { oldReader.stop() }
+        close(oldWriter)
+    }
+}
+
 @Suite("A sensor's reading lifetime", .ownLiveResources)
 struct SensorReadingTests {
     /// A reading whose "device" records what was opened and stopped.
