@@ -12,13 +12,16 @@ where the test reads them back. A buffered sensor's node ("N: iio:deviceN", no c
 a pty in raw mode: the reader opens /dev/iio:deviceN (redirected by the preload library to
 the pty's slave) and the test writes scans into the master (Testbed.get_dev_fd).
 
-  sensor_testbed.py check PROBE   the process-level check of scripts/check-sensors
+  sensor_testbed.py check PROBE          the monitor in evflow-sensors-probe (scripts/check-sensors)
+  sensor_testbed.py check-daemon BINDIR  evflowd's live mode, through evflowctl (scripts/check-sensors)
 """
 import os
+import re
 import select
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import gi
@@ -204,10 +207,86 @@ def check(probe_path):
     print('check-sensors: OK')
 
 
+def check_daemon(bin_dir):
+    """evflowd's live mode under the testbed, asserted through its socket with evflowctl."""
+    testbed = UMockdev.Testbed.new()
+    root = testbed.get_root_dir()
+    work = tempfile.mkdtemp(prefix='evflow-sensors-')
+    sock = work + '/evflowd.sock'
+    env = dict(os.environ, UMOCKDEV_DIR=root, LD_PRELOAD='libumockdev-preload.so.0')
+    log = open(work + '/evflowd.log', 'w')
+    daemon = subprocess.Popen([bin_dir + '/evflowd', '--socket', sock], env=env, stderr=log)
+
+    def ctl(*args, timeout=10):
+        return subprocess.run([bin_dir + '/evflowctl'] + list(args) + ['--socket', sock],
+                              capture_output=True, text=True, timeout=timeout).stdout
+
+    def eventually(predicate, what, seconds=10):
+        deadline = time.monotonic() + seconds
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError('evflowd: no %s within %d s' % (what, seconds))
+            time.sleep(0.05)
+
+    def gyro_buffer():
+        with open(root + '/sys' + GYRO + '/buffer/enable') as f:
+            return f.read().strip()
+
+    try:
+        eventually(lambda: os.path.exists(sock), 'socket')
+        # evflowd's udev monitor is set up once the socket listens (the input is ready first).
+        plug(testbed, light(100))
+        plug(testbed, gyroscope())
+        eventually(lambda: ' als ' in ctl('devices') and ' gyro_3d ' in ctl('devices'), 'sensors in DEVICES')
+        devices = ctl('devices')
+        assert re.search(r'^iio-[0-9a-f]{8} +als +polled +illuminance \(lx\)$', devices, re.M), devices
+        assert re.search(r'^iio-[0-9a-f]{8} +gyro_3d +buffered +anglvel_x \(rad/s\), anglvel_y \(rad/s\), anglvel_z \(rad/s\)$',
+                         devices, re.M), devices
+        # Nobody watches: nothing is read (the light's STATE says so, the gyroscope's buffer is off).
+        assert 'read now:  no' in ctl('state', 'als'), ctl('state', 'als')
+        assert gyro_buffer() == '0', gyro_buffer()
+        # …and does not wake up for them (docs/benchmarks.md, I1): a polled sensor being read
+        # would cost 10 wake-ups a second.
+        idle = subprocess.run([os.path.join(os.path.dirname(__file__), 'idle-cost'), '--pid', str(daemon.pid),
+                               '--seconds', '3', '--max', '3'], capture_output=True, text=True)
+        assert idle.returncode == 0, idle.stdout + idle.stderr
+        print('check-sensors: evflowd lists both sensors with their units, and reads neither while nobody watches: %s'
+              % idle.stdout.strip().splitlines()[-1])
+
+        watched = ctl('watch', '--sensor', 'illuminance', '--count', '2')
+        assert len(re.findall(r'  illuminance 50 lx$', watched, re.M)) == 2, watched
+        change(testbed, '/sys' + LIGHT, 'in_illuminance_raw', '640')
+        watched = ctl('watch', '--sensor', 'illuminance', '--count', '3')
+        assert re.search(r'  illuminance 320 lx$', watched, re.M), watched
+        print('check-sensors: evflowctl watch: the light sensor in lx, following its attribute')
+
+        watch = subprocess.Popen([bin_dir + '/evflowctl', 'watch', '--sensor', 'gyro_3d', '--count', '1', '--socket', sock],
+                                 stdout=subprocess.PIPE, text=True)
+        eventually(lambda: gyro_buffer() == '1', 'buffer enabled by the watch')
+        master = testbed.get_dev_fd('/dev/iio:device2')
+        os.write(master, gyro_scan(250, 0, 0, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
+        out, _ = watch.communicate(timeout=10)
+        assert re.search(r'  anglvel_x 0\.25 rad/s, anglvel_y 0 rad/s, anglvel_z 0 rad/s$', out, re.M), out
+        eventually(lambda: gyro_buffer() == '0', 'buffer disabled after the watch')
+        print('check-sensors: evflowctl watch: the gyroscope\'s buffer is on only while watched; a scan arrives in rad/s')
+
+        testbed.uevent('/sys' + GYRO, 'remove')
+        testbed.remove_device('/sys' + GYRO)
+        eventually(lambda: ' gyro_3d ' not in ctl('devices'), 'the gyroscope gone from DEVICES')
+        print('check-sensors: a removed sensor leaves DEVICES')
+    finally:
+        daemon.terminate()
+        code = daemon.wait(timeout=20)
+        log.close()
+    if code != 0:
+        raise AssertionError('evflowd exited %d: %s' % (code, open(work + '/evflowd.log').read()[-1500:]))
+    print('check-sensors: evflowd OK')
+
+
 if __name__ == '__main__':
-    if len(sys.argv) == 3 and sys.argv[1] == 'check':
+    if len(sys.argv) == 3 and sys.argv[1] in ('check', 'check-daemon'):
         try:
-            check(sys.argv[2])
+            (check if sys.argv[1] == 'check' else check_daemon)(sys.argv[2])
         except AssertionError as e:
             print('check-sensors: FAIL: %s' % e, file=sys.stderr)
             sys.exit(1)

@@ -16,7 +16,8 @@ final class BufferedReader {
         var trigger: String?
         /// `buffer/length` in scans.
         var bufferLength: Int
-        /// Whether to enable and trust the timestamp channel (its clock is monotonic).
+        /// Whether to enable the timestamp channel: it is used when its clock is, or can be
+        /// set to, `monotonic` (`current_timestamp_clock`; set back on `stop()`).
         var useTimestamp: Bool
     }
 
@@ -41,12 +42,16 @@ final class BufferedReader {
     /// first failure, having undone what was done.
     init(device: IIODevice, devnode: String, setup: Setup,
          deliver: @escaping (SensorSample) -> Void, gone: @escaping () -> Void) throws(SystemError) {
-        guard let layout = device.layout(withTimestamp: setup.useTimestamp) else {
+        var restore: [(String, String)] = []
+        let monotonic = setup.useTimestamp && Self.monotonicClock(device, restore: &restore)
+        guard let layout = device.layout(withTimestamp: monotonic) else {
+            Self.undo(restore)
             throw SystemError(call: "scan_elements(\(device.path))", errno: ENODATA)
         }
         self.device = device
         self.layout = layout
-        self.useTimestamp = setup.useTimestamp && layout.hasTimestamp
+        self.restore = restore
+        self.useTimestamp = monotonic && layout.hasTimestamp
         self.deliver = deliver
         self.gone = gone
         bytes = [UInt8](repeating: 0, count: layout.scanBytes * Self.scansPerRead)
@@ -75,10 +80,30 @@ final class BufferedReader {
 
     /// Writes `value` unless the attribute holds it already, remembering the old value.
     private func change(_ attribute: String, to value: String) throws(SystemError) {
+        try Self.change(attribute, to: value, restore: &restore)
+    }
+
+    private static func change(_ attribute: String, to value: String, restore: inout [(String, String)]) throws(SystemError) {
         let old = Sysfs.read(attribute) ?? ""
         if old.trimmingSpaces == value { return }
         try Sysfs.write(value, to: attribute)
         restore.append((attribute, String(old.trimmingSpaces)))
+    }
+
+    /// Whether the timestamp channel counts CLOCK_MONOTONIC: `current_timestamp_clock` says
+    /// so, or is set so here (and back on `stop()`: the clock is the device's, other readers
+    /// may want theirs). Without the attribute (kernels before 4.10 stamp with CLOCK_REALTIME)
+    /// or when it cannot be set, the samples take the read time instead.
+    static func monotonicClock(_ device: IIODevice, restore: inout [(String, String)]) -> Bool {
+        guard device.timestampClock != nil else { return false }
+        let attribute = device.path + "/current_timestamp_clock"
+        guard (try? change(attribute, to: "monotonic", restore: &restore)) != nil else { return false }
+        return Sysfs.read(attribute)?.trimmingSpaces == "monotonic"
+    }
+
+    /// Writes back what `restore` remembers, newest first.
+    private static func undo(_ restore: [(String, String)]) {
+        for (attribute, old) in restore.reversed() { try? Sysfs.write(old, to: attribute) }
     }
 
     /// Undoes `configure` in reverse: the buffer goes off first.

@@ -1,4 +1,7 @@
 import InputModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An IIO device as its sysfs directory describes it (Documentation/ABI/testing/sysfs-bus-iio):
 /// the channels evflow can read, how to convert them, its buffer's scan elements and its
@@ -127,6 +130,14 @@ public struct IIODevice: Hashable, Sendable {
     /// directory and at least one scan element of a known quantity.
     public var hasBuffer: Bool {
         Sysfs.exists(path + "/buffer/enable") && scanElements.contains { $0.channel != nil }
+    }
+
+    /// Whether this process may set the buffer up and read it: `buffer/enable` writable (not
+    /// on a read-only sysfs, as under systemd's `ProtectKernelTunables=`, nor root-only to
+    /// another user) and the node readable. Otherwise the sensor is polled, which needs read
+    /// access to its attributes only.
+    public func bufferIsUsable(devnode: String) -> Bool {
+        access(path + "/buffer/enable", W_OK) == 0 && access(devnode, R_OK) == 0
     }
 
     /// The layout of a buffer with every known channel enabled, and the timestamp when

@@ -66,8 +66,9 @@ public final class SensorMonitor: Sendable {
     /// - `samples` may be subscribed any number of times, one subscription at a time (a
     ///   second one while the first lives fails with
     ///   `SensorStreamError.samplesAlreadySubscribed`); reading runs while it lives.
-    /// - `samples` completes on the udev `remove` (or when the device node says ENODEV), and
-    ///   a later subscription completes at once.
+    /// - `samples` and `removal` complete on the udev `remove` (or when the sensor's node or
+    ///   attributes say ENODEV), and a later subscription of either completes at once.
+    ///   `removal` reads nothing: a consumer that is not reading learns of the removal too.
     /// - Disposing the subscription stops monitoring, stops every reading and completes every
     ///   stream's samples.
     /// - Fails with `SystemError` when udev cannot be set up.
@@ -97,7 +98,7 @@ public final class SensorMonitor: Sendable {
     public static func describe(_ device: IIODevice, sysname: String, devnode: String?, properties: [String: String],
                                 options: Options) -> (info: SensorInfo, plan: ReadingPlan)? {
         var plan = ReadingPlan.polled
-        if options.preferBuffer, devnode != nil, device.hasBuffer {
+        if options.preferBuffer, let devnode, device.hasBuffer, device.bufferIsUsable(devnode: devnode) {
             switch device.chooseTrigger(sysfsRoot: options.sysfsRoot) {
             case .notNeeded, .current: plan = .buffered(trigger: nil)
             case .set(let trigger): plan = .buffered(trigger: trigger)
@@ -166,9 +167,9 @@ final class SensorReading {
 
     private let live = LiveResources.Token()
     private var state = State.idle
-    /// Completes when the sensor goes away (`SensorStream.removal`); a late subscriber gets
-    /// the completion at once.
-    let removed = PublishSubject<Never>()
+    /// Completes when the sensor goes away (`SensorStream.removal`): late subscribers get the
+    /// completion at once.
+    let removal = PublishSubject<Never>()
     /// Starts reading for a subscriber; returns how to stop it, or throws.
     private let open: (_ deliver: @escaping (SensorSample) -> Void, _ gone: @escaping () -> Void) throws -> Stop
 
@@ -209,7 +210,7 @@ final class SensorReading {
             stop()
             subscriber.observer.onCompleted()
         }
-        removed.onCompleted()
+        removal.onCompleted()
     }
 
     /// Whether a subscription is reading (tests and stats).
@@ -328,7 +329,7 @@ private final class SensorMonitorRun: @unchecked Sendable {
                 let reader = try BufferedReader(
                     device: iio, devnode: info.devnode ?? "",
                     setup: .init(trigger: trigger, bufferLength: options.bufferLength,
-                                 useTimestamp: Self.monotonicTimestamps(iio)),
+                                 useTimestamp: true),
                     deliver: deliver, gone: gone)
                 reader.start(loop: loop)
                 return { reader.stop() }
@@ -346,17 +347,6 @@ private final class SensorMonitorRun: @unchecked Sendable {
                 monitor.onLoop { reading.stop(subscriber) }
             }
         }
-        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removed.asObservable()))
-    }
-
-    /// Whether the timestamp channel counts CLOCK_MONOTONIC: `current_timestamp_clock` says
-    /// so, or is set so here. Without the attribute (kernels before 4.10) the channel counts
-    /// CLOCK_REALTIME, so the read time is used instead.
-    static func monotonicTimestamps(_ device: IIODevice) -> Bool {
-        guard let clock = device.timestampClock else { return false }
-        if clock.trimmingSpaces == "monotonic" { return true }
-        let attribute = device.path + "/current_timestamp_clock"
-        guard (try? Sysfs.write("monotonic", to: attribute)) != nil else { return false }
-        return Sysfs.read(attribute)?.trimmingSpaces == "monotonic"
+        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable()))
     }
 }

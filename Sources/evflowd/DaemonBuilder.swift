@@ -11,10 +11,10 @@ import InputModel
 import Logging
 import Pipeline
 import Reactive
-import Sensors
 import Recording
 import ServiceLifecycle
 import StateServer
+import Sensors
 
 /// What the command line asked for.
 struct DaemonOptions: Sendable {
@@ -59,7 +59,7 @@ struct StartupError: Error {
 struct InputSource: Sendable {
     let description: String
     var devices: Observable<DeviceStream>
-    /// The sensors (a replay of sensor recordings; none otherwise, until the IIO monitor).
+    /// The sensors: a replay of sensor recordings, or the IIO monitor's.
     var sensors: Observable<SensorStream> = .empty()
     /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
@@ -216,9 +216,10 @@ struct DaemonBuilder {
                                devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
+        // IIO sensors beside them (docs/sensors.md): read only while something consumes them.
         let sensorMonitor = SensorMonitor(loop: scheduler)
         return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
-                           sensors: sensorMonitor.sensors, retain: [monitor, sensorMonitor] as [any Sendable],
+                           sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor),
                            statistics: {
                                let s = monitor.statistics
                                return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,

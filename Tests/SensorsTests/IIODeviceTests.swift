@@ -130,17 +130,25 @@ struct IIODeviceTests {
             "buffer/enable": "0", "trigger/current_trigger": "",
             "scan_elements/in_accel_x_en": "0", "scan_elements/in_accel_x_index": "0", "scan_elements/in_accel_x_type": "le:s16/16>>0",
         ]
+        tree.set("dev/iio:device0", "")   // regular files standing for the nodes
+        tree.set("dev/iio:device1", "")
         let noTrigger = IIODevice(path: tree.device("bus/iio/devices/iio:device0", buffered))
         let options = SensorMonitor.Options(sysfsRoot: tree.root)
-        let polled = try #require(SensorMonitor.describe(noTrigger, sysname: "iio:device0", devnode: "/dev/iio:device0", properties: [:], options: options))
+        let polled = try #require(SensorMonitor.describe(noTrigger, sysname: "iio:device0", devnode: tree.root + "/dev/iio:device0", properties: [:], options: options))
         #expect(polled.plan == .polled && !polled.info.buffered)
         _ = tree.device("bus/iio/devices/trigger0", ["name": "accel_3d-dev1"])
         let withTrigger = IIODevice(path: tree.device("bus/iio/devices/iio:device1", buffered))
-        let read = try #require(SensorMonitor.describe(withTrigger, sysname: "iio:device1", devnode: "/dev/iio:device1", properties: [:], options: options))
+        let read = try #require(SensorMonitor.describe(withTrigger, sysname: "iio:device1", devnode: tree.root + "/dev/iio:device1", properties: [:], options: options))
         #expect(read.plan == .buffered(trigger: "accel_3d-dev1") && read.info.buffered)
         #expect(read.info.channels == [SensorChannel(name: "accel_x", quantity: .accel)])
         let noNode = try #require(SensorMonitor.describe(withTrigger, sysname: "iio:device1", devnode: nil, properties: [:], options: options))
         #expect(noNode.plan == .polled)
+        // A node this process cannot read (here: not there at all) means polling, not a
+        // buffer that fails when its samples are subscribed.
+        let unreadable = try #require(SensorMonitor.describe(withTrigger, sysname: "iio:device1", devnode: tree.root + "/dev/nothing", properties: [:], options: options))
+        #expect(unreadable.plan == .polled)
+        let noPreference = SensorMonitor.Options(preferBuffer: false, sysfsRoot: tree.root)
+        #expect(SensorMonitor.describe(withTrigger, sysname: "iio:device1", devnode: tree.root + "/dev/iio:device1", properties: [:], options: noPreference)?.plan == .polled)
         let nothing = IIODevice(path: tree.device("bus/iio/devices/iio:device9", ["name": "adc", "in_voltage0_raw": "1"]))
         #expect(SensorMonitor.describe(nothing, sysname: "iio:device9", devnode: nil, properties: [:], options: options) == nil)
         // The id follows the hardware, not the number the kernel gave it this time.

@@ -161,6 +161,61 @@ struct BufferedReadingTests {
     }
 }
 
+extension BufferedReadingTests {
+    @Test("the timestamp clock is set to monotonic for the reading and set back after; without the attribute, the read time")
+    func clock() throws {
+        let tree = SysfsTree()
+        defer { tree.remove() }
+        let (device, node) = gyroscope(tree, clock: "realtime")
+        let loop = try InputLoop(name: "test.sensors")
+        defer { loop.shutdown() }
+        let samples = Box<[SensorSample]>([])
+        let reader = try loop.sync { Result { () throws(SystemError) -> BufferedReader in
+            let reader = try BufferedReader(device: device, devnode: node, setup: .init(trigger: nil, bufferLength: 8, useTimestamp: true),
+                                            deliver: { samples.value.append($0) }, gone: {})
+            reader.start(loop: loop)
+            return reader
+        } }.get()
+        #expect(tree.get("iio:device0/current_timestamp_clock") == "monotonic")
+        #expect(tree.get("iio:device0/scan_elements/in_timestamp_en") == "1")
+        let writer = open(node, O_WRONLY | O_NONBLOCK)
+        let bytes = scan(1, 2, 3, time: 123_456_789)
+        #expect(write(writer, bytes, bytes.count) == bytes.count)
+        #expect(eventually { loop.sync { samples.value.count } == 1 })
+        #expect(loop.sync { samples.value.map(\.time) } == [123_456_789])
+        loop.sync { reader.stop() }
+        close(writer)
+        #expect(tree.get("iio:device0/current_timestamp_clock") == "realtime")
+
+        // A kernel without current_timestamp_clock stamps with CLOCK_REALTIME: the timestamp
+        // stays off and the sample's time is when it was read.
+        let old = SysfsTree()
+        defer { old.remove() }
+        let (oldDevice, oldNode) = gyroscope(old)
+        _ = unlink(old.root + "/iio:device0/current_timestamp_clock")
+        let legacy = IIODevice(path: oldDevice.path)
+        #expect(legacy.timestampClock == nil)
+        let oldSamples = Box<[SensorSample]>([])
+        let oldReader = try loop.sync { Result { () throws(SystemError) -> BufferedReader in
+            let reader = try BufferedReader(device: legacy, devnode: oldNode, setup: .init(trigger: nil, bufferLength: 8, useTimestamp: true),
+                                            deliver: { oldSamples.value.append($0) }, gone: {})
+            reader.start(loop: loop)
+            return reader
+        } }.get()
+        #expect(old.get("iio:device0/scan_elements/in_timestamp_en") == "0")
+        let oldWriter = open(oldNode, O_WRONLY | O_NONBLOCK)
+        var threeAxes: [UInt8] = []
+        for v: Int16 in [1, 2, 3] { threeAxes += withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        let before = monotonicNow()
+        #expect(write(oldWriter, threeAxes, threeAxes.count) == threeAxes.count)
+        #expect(eventually { loop.sync { oldSamples.value.count } == 1 })
+        let time = loop.sync { oldSamples.value[0].time }
+        #expect(time >= before && time <= monotonicNow())
+        loop.sync { oldReader.stop() }
+        close(oldWriter)
+    }
+}
+
 @Suite("A sensor's reading lifetime", .ownLiveResources)
 struct SensorReadingTests {
     /// A reading whose "device" records what was opened and stopped.
@@ -205,10 +260,18 @@ struct SensorReadingTests {
             let two = SensorReading.Subscriber(again.asObserver())
             reading.start(two)
             #expect(fake.opened == 2)
-            // The sensor goes away: reading stops, the samples complete; later subscribers complete at once.
+            // The sensor goes away: reading stops, the samples and the removal complete; later
+            // subscribers of either complete at once.
+            var removed = 0
+            let removal = reading.removal.subscribe(onCompleted: { removed += 1 })
+            #expect(removed == 0)
             fake.gone?()
             #expect(fake.stopped == 2)
             #expect(again.events.count == 1 && again.events[0].value.isCompletion)
+            #expect(removed == 1)
+            _ = reading.removal.subscribe(onCompleted: { removed += 1 })
+            #expect(removed == 2)
+            removal.dispose()
             let late = scheduler.createObserver(SensorSample.self)
             reading.start(SensorReading.Subscriber(late.asObserver()))
             #expect(late.events.count == 1 && late.events[0].value.isCompletion && fake.opened == 2)
