@@ -1,5 +1,6 @@
 import InputModel
 import Pipeline
+import Reactive
 import ReactiveTesting
 import Testing
 
@@ -104,5 +105,31 @@ struct SensorConfigTests {
         let config = try FilterConfig.load(path: Fixtures.repositoryRoot.appendingPathComponent("docs/evflow.example.yaml").path)
         #expect(!config.sensors.defaults.isEmpty)
         #expect(!config.sensors.rules.isEmpty)
+    }
+}
+
+extension SensorConfigTests {
+    @Test("sensorFilter: the configuration's chain for a hub, resolved per sensor")
+    func sensorFilterChain() throws {
+        let baseline = LiveResources.owned
+        do {
+            let config = try FilterConfig.parse(yaml: """
+                sensors:
+                  devices:
+                    - match: { name: "als" }
+                      settle: off
+                      outliers: off
+                """)
+            let scheduler = TestScheduler()
+            let chain = config.sensorFilter(scheduler: scheduler)
+            let source = scheduler.createHotObservable([
+                .next(210, SensorSample(time: 210 * ms, values: [100])),
+                .next(220, SensorSample(time: 220 * ms, values: [105])),    // inside [1, 10%]
+                .next(230, SensorSample(time: 230 * ms, values: [0])),      // no phantom-zero rule here
+            ])
+            let observer = scheduler.start { chain(Self.als, source.asObservable()) }
+            #expect(observer.elements.map(\.values) == [[100], [0]])
+        }
+        #expect(LiveResources.owned == baseline)
     }
 }
