@@ -109,7 +109,7 @@ public final class BridgeCore: @unchecked Sendable {
     /// One message from evflowd's main connection.
     public func daemonMessage(_ m: ServerMessage) {
         switch m {
-        case .devices(let list, _):
+        case .devices(let list, _, _):
             if !daemonOnline {
                 daemonOnline = true
                 daemonAnnouncedOffline = false

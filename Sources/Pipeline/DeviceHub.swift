@@ -103,6 +103,8 @@ public final class DeviceHub: @unchecked Sendable {
     /// What clock frame ages are on: `monotonic` for live devices (kernel timestamps), `replay`
     /// for a replay's event times.
     public let latencyClock: LatencyClock
+    /// The sensors' sessions, beside the devices' (same scheduler; run with `sensors.run`).
+    public let sensors: SensorHub
 
     // Confined to the scheduler.
     private var config: FilterConfig
@@ -122,12 +124,15 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
-    /// event times (no default: a hub cannot tell which source it will run).
-    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock) {
+    /// event times (no default: a hub cannot tell which source it will run). Sensors' samples
+    /// go through `sensorFilter`.
+    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock,
+                sensorFilter: @escaping SensorHub.Filter = SensorHub.unfiltered) {
         self.store = store
         self.config = config
         self.scheduler = scheduler
         self.latencyClock = latencyClock
+        sensors = SensorHub(scheduler: scheduler, filter: sensorFilter)
     }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was

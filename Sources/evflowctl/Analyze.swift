@@ -62,7 +62,7 @@ struct Analyze: ParsableCommand {
                 source = "live: \(capture.info.name) (\(capture.info.id)), \(capture.frames) frame(s) from evflowd"
                 if html != nil {
                     guard case .latency(let report, _) = try client.request(Request(.latency)).message,
-                          case .devices(let list, _) = try client.request(Request(.devices)).message else {
+                          case .devices(let list, _, _) = try client.request(Request(.devices)).message else {
                         throw CtlFailure.protocolError("unexpected reply")
                     }
                     latency = (report, Dictionary(list.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }))

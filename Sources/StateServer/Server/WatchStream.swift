@@ -9,6 +9,8 @@ enum WatchItem: Sendable {
     case frame(DeviceID, InputFrame)
     /// A device appeared, went away, or could not be opened.
     case notice(DeviceChange)
+    /// A sample of a sensor the watch selects (`sensors`, 1.4), of the watch's stream.
+    case sample(SensorInfo, StreamKind, SensorSample)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -59,16 +61,46 @@ enum WatchStream {
                 return watch.selects(stream.info) ? device(stream, announce: true) : .empty()
             }
         }
+        if !watch.sensors.isEmpty {
+            items = Observable.merge([items, samples(hub: hub.sensors, watch: watch)])
+        }
         if let rate = watch.maxRate {
             let limiter = RateLimiterBox(rate: rate)
             items = items.filter { item in
-                guard case .frame(_, let frame) = item else { return true }   // notices: never limited
-                if limiter.admit(frame) { return true }
+                let admitted: Bool
+                switch item {
+                case .notice: return true   // never limited
+                case .frame(_, let frame): admitted = limiter.admit(frame)
+                case .sample(_, _, let sample): admitted = limiter.admit(time: sample.time)
+                }
+                if admitted { return true }
                 onRateDrop()
                 return false
             }
         }
         return items
+    }
+
+    /// The `SAMPLE`s of the sensors `watch` selects, present and later ones: subscribing a
+    /// sensor's updates here is what makes it read, and disposing the watch stops it.
+    static func samples(hub: SensorHub, watch: WatchRequest) -> Observable<WatchItem> {
+        let raw = watch.stream == .raw
+        func sensor(_ feed: SensorFeed) -> Observable<WatchItem> {
+            guard watch.selects(feed.info) else { return .empty() }
+            let info = feed.info
+            return feed.updates.compactMap { update -> WatchItem? in
+                switch update {
+                case .raw(let s): raw ? .sample(info, .raw, s) : nil
+                case .filtered(let s): raw ? nil : .sample(info, .filtered, s)
+                }
+            }
+        }
+        return hub.feeds().flatMap { update -> Observable<WatchItem> in
+            switch update {
+            case .present(let feeds): Observable.merge(feeds.map(sensor))
+            case .added(let feed): sensor(feed)
+            }
+        }
     }
 
     /// The frame with only the selected events (never `SYN_REPORT`), nil when none is left.
@@ -119,6 +151,9 @@ final class RateLimiterBox: @unchecked Sendable {
     private var limiter: RateLimiter
 
     init(rate: Double) { limiter = RateLimiter(rate: rate) }
+
+    /// Whether a sensor sample at `time` may be sent (samples are never essential).
+    func admit(time: Int64) -> Bool { limiter.admit(time: time, essential: false) }
 
     func admit(_ frame: InputFrame) -> Bool {
         let essential = frame.events.contains { $0.type == EventType.key || $0.type == EventType.sw }
