@@ -109,7 +109,7 @@ struct SensorConfigTests {
 }
 
 extension SensorConfigTests {
-    @Test("sensorFilter: the configuration's chain for a hub, resolved per sensor")
+    @Test("a rule's settings reach filterSensor: no settling, no phantom-zero rule for this sensor")
     func sensorFilterChain() throws {
         let baseline = LiveResources.owned
         do {
@@ -121,13 +121,14 @@ extension SensorConfigTests {
                       outliers: off
                 """)
             let scheduler = TestScheduler()
-            let chain = config.sensorFilter(scheduler: scheduler)
             let source = scheduler.createHotObservable([
                 .next(210, SensorSample(time: 210 * ms, values: [100])),
                 .next(220, SensorSample(time: 220 * ms, values: [105])),    // inside [1, 10%]
                 .next(230, SensorSample(time: 230 * ms, values: [0])),      // no phantom-zero rule here
             ])
-            let observer = scheduler.start { chain(Self.als, source.asObservable()) }
+            let observer = scheduler.start {
+                source.filterSensor(config.sensorSettings(for: Self.als), channels: Self.als.channels, scheduler: scheduler)
+            }
             #expect(observer.elements.map(\.values) == [[100], [0]])
         }
         #expect(LiveResources.owned == baseline)

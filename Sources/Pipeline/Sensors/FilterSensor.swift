@@ -94,15 +94,3 @@ struct SensorFilterMachine: TimedMachine {
         sink.arm(at: next)
     }
 }
-
-extension FilterConfig {
-    /// Every sensor's filter chain under this configuration, as a hub takes it: the sensor's
-    /// raw samples in, `filterSensor` with `sensorSettings(for:)` out, deadlines on
-    /// `scheduler`.
-    public func sensorFilter(scheduler: SchedulerType) -> @Sendable (SensorInfo, Observable<SensorSample>) -> Observable<SensorSample> {
-        let config = self
-        return { info, samples in
-            samples.filterSensor(config.sensorSettings(for: info), channels: info.channels, scheduler: scheduler)
-        }
-    }
-}
