@@ -1,5 +1,6 @@
 import InputModel
 import Pipeline
+import Reactive
 import ReactiveTesting
 import Testing
 
@@ -104,5 +105,74 @@ struct SensorConfigTests {
         let config = try FilterConfig.load(path: Fixtures.repositoryRoot.appendingPathComponent("docs/evflow.example.yaml").path)
         #expect(!config.sensors.defaults.isEmpty)
         #expect(!config.sensors.rules.isEmpty)
+    }
+}
+
+extension SensorConfigTests {
+    @Test("a rule's settings reach filterSensor: no settling, no phantom-zero rule for this sensor")
+    func sensorFilterChain() throws {
+        let baseline = LiveResources.owned
+        do {
+            let config = try FilterConfig.parse(yaml: """
+                sensors:
+                  devices:
+                    - match: { name: "als" }
+                      settle: off
+                      outliers: off
+                """)
+            let scheduler = TestScheduler()
+            let source = scheduler.createHotObservable([
+                .next(210, SensorSample(time: 210 * ms, values: [100])),
+                .next(220, SensorSample(time: 220 * ms, values: [105])),    // inside [1, 10%]
+                .next(230, SensorSample(time: 230 * ms, values: [0])),      // no phantom-zero rule here
+            ])
+            let observer = scheduler.start {
+                source.filterSensor(config.sensorSettings(for: Self.als), channels: Self.als.channels, scheduler: scheduler)
+            }
+            #expect(observer.elements.map(\.values) == [[100], [0]])
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+}
+
+extension SensorConfigTests {
+    /// Mutations of a valid `sensors:` section either fail with a `ConfigError` or resolve to
+    /// settings a filter runs with: none traps (overflowing deadlines, empty windows).
+    @Test("mutated sensors sections: an error or settings that run, never a trap")
+    func mutations() {
+        let valid = """
+            sensors:
+              defaults:
+                illuminance: { hysteresis: [1, 10%], settle: 500ms, outliers: { phantom_zero: on, spike: 50%, confirm: 1s } }
+                accel: { max_rate: 10, smoothing: median 3, orientation: { hysteresis: 10, flat_angle: 25 } }
+              devices:
+                - match: { name: "als*", properties: { ID_PATH: "platform-*" } }
+                  channels:
+                    illuminance: { hysteresis: 5%, smoothing: mean 4 }
+            """
+        let alphabet = Array("0123456789.%-e:{}[], offmsnauHz\n")
+        var rng = SplitMix64(seed: 22)
+        var parsed = 0
+        for _ in 0..<1000 {
+            var chars = Array(valid)
+            for _ in 0..<(1 + rng.below(3)) {
+                chars[rng.below(chars.count)] = alphabet[rng.below(alphabet.count)]
+            }
+            guard let config = try? FilterConfig.parse(yaml: String(chars)) else { continue }
+            parsed += 1
+            for sensor in [Self.als, Self.accel] {
+                let settings = config.sensorSettings(for: sensor)
+                var filter = SensorFilter(settings: settings, channels: sensor.channels)
+                var state = settings.orientation.map { OrientationState(settings: $0) }
+                for i in 0..<20 {
+                    let t = Int64(i) * 100 * ms
+                    while let due = filter.nextDeadline, due <= t { _ = filter.fire(at: due) }
+                    let values = sensor.channels.map { _ in i % 5 == 0 ? 0 : Double(i * 37 % 11) }
+                    _ = filter.process(SensorSample(time: t, values: values))
+                    if values.count == 3 { _ = state?.on(x: values[0], y: values[1], z: values[2]) }
+                }
+            }
+        }
+        #expect(parsed > 50, "only \(parsed) mutations parsed: the test no longer exercises resolution")
     }
 }

@@ -255,6 +255,37 @@ struct SensorFilterTests {
     }
 }
 
+extension SensorFilterTests {
+    @Test("reload: a changed channel keeps its published level as the reference; an unchanged one keeps its state")
+    func reload() {
+        let baseline = LiveResources.owned
+        do {
+            let scheduler = TestScheduler()
+            let channels = [SensorChannel(name: "temp", quantity: .temp), SensorChannel(name: "pressure", quantity: .pressure)]
+            let before = SensorFilterSettings(channels: ["temp": SensorChannelFilterSettings(hysteresis: 1),
+                                                         "pressure": SensorChannelFilterSettings(hysteresis: 1, settle: 50 * ms)])
+            var after = before
+            after.channels["temp"] = SensorChannelFilterSettings(hysteresis: 0.1)
+            let source = scheduler.createHotObservable([
+                .next(210, SensorSample(time: 210 * ms, values: [20, 100])),
+                .next(300, SensorSample(time: 300 * ms, values: [20.5, 100])),   // temp inside 1: dropped
+                .next(320, SensorSample(time: 320 * ms, values: [20, 102])),     // pressure settling
+                .next(340, SensorSample(time: 340 * ms, values: [20.2, 102])),   // after the reload: 0.2 ≥ 0.1
+            ])
+            let updates = scheduler.createHotObservable([.next(330, after)])
+            let observer = scheduler.start {
+                source.filterSensor(before, channels: channels, scheduler: scheduler, settingsUpdates: updates.asObservable())
+            }
+            // The first levels settle at 260 (pressure has a settling time); pressure's
+            // candidate of 320 survives the reload and settles at 370.
+            #expect(observer.events.map(\.time) == [260, 340, 370])
+            #expect(observer.elements.map(\.values) == [[20, 100], [20.2, 100], [20.2, 102]])
+            #expect(updates.subscriptions == [Subscription(200, 1000)])
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+}
+
 /// The pure state machines one transition at a time (no scheduler).
 @Suite("sensor filter state machines")
 struct SensorStateMachineTests {

@@ -3,24 +3,21 @@ import InputModel
 import Pipeline
 import Reactive
 import ReactiveTesting
+import Recording
 import Testing
 
 /// The two sequences of issue #22 item 7, generated from a physical model with seeded noise
 /// (scripts/gen-sensor-fixtures.py; Tests/Fixtures/sensors/), through the built-in defaults
-/// in virtual time: the true changes are published, the flips and the phantom are not. Until
-/// the sensor recording format exists the sequences are CSV files.
+/// in virtual time: the true changes are published, the flips and the phantom are not. The
+/// sequences are sensor recordings (docs/formats/sensors.md).
 @Suite("sensor fixtures: true changes, no flips, no phantom", .ownLiveResources)
 struct SensorFixtureTests {
-    /// Samples of a CSV fixture (`time_ns,value...`, `#` comments, one header line).
-    static func samples(_ name: String) throws -> [SensorSample] {
-        let url = Fixtures.root.appendingPathComponent("sensors").appendingPathComponent(name)
-        let text = try String(contentsOf: url, encoding: .utf8)
-        var out: [SensorSample] = []
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.hasPrefix("time_ns") {
-            let cells = line.split(separator: ",")
-            out.append(SensorSample(time: Int64(cells[0])!, values: cells.dropFirst().map { Double($0)! }))
-        }
-        return out
+    /// The one sensor of a fixture recording and its samples.
+    static func recording(_ name: String) throws -> (info: SensorInfo, samples: [SensorSample]) {
+        let path = Fixtures.root.appendingPathComponent("sensors").appendingPathComponent(name).path
+        let recording = try SensorRecording.read(path: path)
+        #expect(recording.sensors.count == 1)
+        return (recording.sensors[0], recording.entries.map(\.sample))
     }
 
     /// Runs `samples` through `body` in virtual time (a sample at tick = its time in ms) and
@@ -44,22 +41,17 @@ struct SensorFixtureTests {
         return observer.events.compactMap { e in e.value.element.map { (e.time - offset, $0) } }
     }
 
-    static let accelChannels = ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) }
-    static let accelSensor = SensorInfo(id: DeviceID(rawValue: "accel"), name: "accel_3d", sysname: "iio:device0",
-                                        channels: accelChannels, buffered: true)
-    static let luxChannels = [SensorChannel(name: "illuminance", quantity: .illuminance)]
-    static let luxSensor = SensorInfo(id: DeviceID(rawValue: "als"), name: "als", sysname: "iio:device1",
-                                      channels: luxChannels, buffered: false)
 
     @Test("accelerometer near 45°: normal, right-up, normal, face-up — each within 500 ms of its turn, no flips")
     func accelerometer() throws {
         let baseline = LiveResources.owned
-        let samples = try Self.samples("accel-45deg.csv")
-        let settings = FilterConfig().sensorSettings(for: Self.accelSensor)
+        let (info, samples) = try Self.recording("accel-45deg.sensors")
+        #expect(info.channels.map(\.name) == ["accel_x", "accel_y", "accel_z"])
+        let settings = FilterConfig().sensorSettings(for: info)
         let orientation = try #require(settings.orientation)
         let out = Self.run(samples) { source, scheduler in
-            source.filterSensor(settings, channels: Self.accelChannels, scheduler: scheduler)
-                .orientation(orientation, channels: Self.accelChannels)
+            source.filterSensor(settings, channels: info.channels, scheduler: scheduler)
+                .orientation(orientation, channels: info.channels)
         }
         #expect(out.map(\.value) == [.normal, .rightUp, .normal, .faceUp])
         if out.count == 4 {
@@ -78,10 +70,11 @@ struct SensorFixtureTests {
     @Test("light with a phantom zero: 320 lx, then 12 lx, then 900 lx; no 0, no hand shadow")
     func light() throws {
         let baseline = LiveResources.owned
-        let samples = try Self.samples("light-phantom-zero.csv")
-        let settings = FilterConfig().sensorSettings(for: Self.luxSensor)
+        let (info, samples) = try Self.recording("light-phantom-zero.sensors")
+        #expect(info.channels == [SensorChannel(name: "illuminance", quantity: .illuminance)])
+        let settings = FilterConfig().sensorSettings(for: info)
         let out = Self.run(samples) { source, scheduler in
-            source.filterSensor(settings, channels: Self.luxChannels, scheduler: scheduler)
+            source.filterSensor(settings, channels: info.channels, scheduler: scheduler)
         }
         let levels = out.map { (ms: $0.ms, lux: $0.value.values[0]) }
         #expect(levels.count == 3, "\(levels.map { "\($0.lux)@\($0.ms)" })")
@@ -97,11 +90,11 @@ struct SensorFixtureTests {
         // published; without the settling time the hand's shadow is.
         var noOutliers = settings
         noOutliers.channels["illuminance"]!.outliers = .off
-        let withZero = Self.run(samples) { $0.filterSensor(noOutliers, channels: Self.luxChannels, scheduler: $1) }
+        let withZero = Self.run(samples) { $0.filterSensor(noOutliers, channels: info.channels, scheduler: $1) }
         #expect(withZero.contains { $0.value.values[0] == 0 })
         var noSettle = settings
         noSettle.channels["illuminance"]!.settle = 0
-        let withShadow = Self.run(samples) { $0.filterSensor(noSettle, channels: Self.luxChannels, scheduler: $1) }
+        let withShadow = Self.run(samples) { $0.filterSensor(noSettle, channels: info.channels, scheduler: $1) }
         #expect(withShadow.contains { (30...60).contains($0.value.values[0]) })
     }
 }

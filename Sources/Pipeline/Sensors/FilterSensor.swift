@@ -14,25 +14,35 @@ extension ObservableType where Element == SensorSample {
     /// - Disposal: disposes the source and the timer; nothing fires afterwards.
     /// - Scheduler: deadlines fire on `scheduler` through one reusable timer slot; samples
     ///   are filtered on the delivering thread; samples and ticks pass one `SerialGate`.
+    /// - `settingsUpdates`: new settings (configuration reload) take effect between samples
+    ///   (`SensorFilter.configure`): unchanged channels keep their state.
     /// - Time: deadlines are measured in sample time (`SensorSample.time`, the scheduler's
     ///   clock in live mode). What is due before a sample's time is handled before that
     ///   sample even when the timer has not fired yet, so a replay gives the same output at
     ///   any speed.
     public func filterSensor(_ settings: SensorFilterSettings, channels: [SensorChannel],
-                             scheduler: SchedulerType) -> Observable<SensorSample> {
+                             scheduler: SchedulerType,
+                             settingsUpdates: Observable<SensorFilterSettings> = .never()) -> Observable<SensorSample> {
         let source = self.asObservable()
         return Observable.create { observer in
             let sink = TimedSink(SensorFilterMachine(downstream: observer,
                                                      filter: SensorFilter(settings: settings, channels: channels)),
                                  scheduler: scheduler)
-            sink.setUpstream(source.subscribe(AnyObserver { sink.send($0) }))
-            return sink
+            let updates = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
+            sink.setUpstream(source.subscribe(AnyObserver { sink.send(.event($0)) }))
+            return Disposables.create(updates, sink)
         }
     }
 }
 
 /// Drives a `SensorFilter` from samples and ticks: the `TimedMachine` of `filterSensor`.
 struct SensorFilterMachine: TimedMachine {
+    enum Input {
+        case event(Event<SensorSample>)
+        /// Boxed: settings are large and rare, samples small and frequent.
+        indirect case configure(SensorFilterSettings)
+    }
+
     private let downstream: AnyObserver<SensorSample>
     private var filter: SensorFilter
     /// The deadline the timer is armed for, nil when disarmed; after every input and tick it
@@ -44,19 +54,22 @@ struct SensorFilterMachine: TimedMachine {
         self.filter = filter
     }
 
-    mutating func on(_ input: Event<SensorSample>, _ sink: TimedSink<Self>) {
+    mutating func on(_ input: Input, _ sink: TimedSink<Self>) {
         switch input {
-        case .next(let sample):
+        case .configure(let settings):
+            filter.configure(settings)
+            rearm(sink)
+        case .event(.next(let sample)):
             // What fell due before this sample's time goes first, timer or not (replay).
             while let due = filter.nextDeadline, due <= sample.time {
                 if let out = filter.fire(at: due) { downstream.on(.next(out)) }
             }
             if let out = filter.process(sample) { downstream.on(.next(out)) }
             rearm(sink)
-        case .completed:
+        case .event(.completed):
             downstream.on(.completed)
             sink.dispose()
-        case .error(let error):
+        case .event(.error(let error)):
             downstream.on(.error(error))
             sink.dispose()
         }

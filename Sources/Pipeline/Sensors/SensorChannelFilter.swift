@@ -197,11 +197,13 @@ public struct LevelPublisher: Hashable, Sendable {
     /// Values dropped inside the published level's band.
     public private(set) var dropped = 0
 
-    /// A publisher with these bands and settling time.
-    public init(hysteresis: Double, relativeHysteresis: Double, settle: Int64) {
+    /// A publisher with these bands and settling time; `published` is the level it starts
+    /// from (a reload keeps the channel's level), nil for none.
+    public init(hysteresis: Double, relativeHysteresis: Double, settle: Int64, published: Double? = nil) {
         self.hysteresis = max(hysteresis, 0)
         self.relativeHysteresis = max(relativeHysteresis, 0)
         self.settle = max(settle, 0)
+        self.published = published
     }
 
     /// When the candidate is published, if it keeps holding.
@@ -253,13 +255,13 @@ public struct SensorChannelFilter: Hashable, Sendable {
     /// The hysteresis and settling stage.
     public private(set) var publisher: LevelPublisher
 
-    /// A chain with `settings`.
-    public init(settings: SensorChannelFilterSettings) {
+    /// A chain with `settings`, starting from the published level `published` (nil for none).
+    public init(settings: SensorChannelFilterSettings, published: Double? = nil) {
         self.settings = settings
         gate = OutlierGate(settings: settings.outliers)
         smoother = Smoother(settings.smoothing)
         publisher = LevelPublisher(hysteresis: settings.hysteresis, relativeHysteresis: settings.relativeHysteresis,
-                                   settle: settings.settle)
+                                   settle: settings.settle, published: published)
     }
 
     /// The earliest time one of the stages has something due.

@@ -18,9 +18,16 @@ import Reactive
 ///   delivered at the window's end, with that time, which opens the next one. A kept sample
 ///   equal to the last one delivered is not delivered again.
 /// - Samples whose value count differs from the channel count are dropped (`malformed`).
+/// - Reload (`configure`): channels whose settings are unchanged keep their state; a changed
+///   channel starts a new chain that keeps the published level as its reference (its held
+///   outlier and settling candidate are dropped); a changed rate limit drops a kept sample.
 public struct SensorFilter: Sendable {
     /// One stage per channel, in the sensor's channel order.
     public private(set) var channels: [SensorChannelFilter]
+    /// The channels' names, for `configure`.
+    private let names: [String]
+    /// The rate limit's interval (0 = none).
+    private var minInterval: Int64
     /// Each channel's published level; nil until it published once.
     public private(set) var levels: [Double?]
     /// The rate limit's throttle, when there is one.
@@ -39,8 +46,25 @@ public struct SensorFilter: Sendable {
     /// The filters of a sensor with `channels`, resolved from `settings`.
     public init(settings: SensorFilterSettings, channels: [SensorChannel]) {
         self.channels = channels.map { SensorChannelFilter(settings: settings.channel($0.name)) }
+        names = channels.map(\.name)
         levels = Array(repeating: nil, count: channels.count)
+        minInterval = settings.minInterval
         if settings.minInterval > 0 { throttle = ThrottleState(dueTime: settings.minInterval, latest: true) }
+    }
+
+    /// Replaces the settings (configuration reload), between samples.
+    public mutating func configure(_ settings: SensorFilterSettings) {
+        for i in channels.indices {
+            let new = settings.channel(names[i])
+            if new != channels[i].settings {
+                channels[i] = SensorChannelFilter(settings: new, published: levels[i])
+            }
+        }
+        if settings.minInterval != minInterval {
+            minInterval = settings.minInterval
+            throttle = settings.minInterval > 0 ? ThrottleState(dueTime: settings.minInterval, latest: true) : nil
+            throttleDeadline = nil
+        }
     }
 
     /// The earliest time something held is due, if any.
