@@ -124,16 +124,16 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
-    /// event times (no default: a hub cannot tell which source it will run). Sensors' samples
-    /// go through `sensorFilter`, accelerometers' orientation by `sensorOrientation`.
+    /// event times (no default: a hub cannot tell which source it will run). Sensors run the
+    /// configuration's filters and orientation rule, following `reload`, when `filterSensors`
+    /// (the daemon); otherwise their samples pass unfiltered (tests of the protocol).
     public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock,
-                sensorFilter: @escaping SensorHub.Filter = SensorHub.unfiltered,
-                sensorOrientation: @escaping SensorHub.OrientationRule = { _ in nil }) {
+                filterSensors: Bool = false) {
         self.store = store
         self.config = config
         self.scheduler = scheduler
         self.latencyClock = latencyClock
-        sensors = SensorHub(scheduler: scheduler, filter: sensorFilter, orientation: sensorOrientation)
+        sensors = filterSensors ? SensorHub(scheduler: scheduler, config: config) : SensorHub(scheduler: scheduler)
     }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was
@@ -338,6 +338,7 @@ public final class DeviceHub: @unchecked Sendable {
             for session in registry.withLock({ Array($0.sessions.values) }) {
                 session.settings.onNext(newConfig.settings(for: session.info))
             }
+            sensors.reload(newConfig)
         }
     }
 }

@@ -86,15 +86,6 @@ public final class SensorHub: @unchecked Sendable {
     /// The orientation rule of a sensor, nil for none (not an accelerometer, or turned off).
     public typealias OrientationRule = @Sendable (SensorInfo) -> OrientationSettings?
 
-    /// The configuration's filters (`filterSensor` with `sensorSettings(for:)`) on `scheduler`.
-    public static func filters(_ config: FilterConfig, scheduler: SchedulerType) -> Filter {
-        { info, samples in samples.filterSensor(config.sensorSettings(for: info), channels: info.channels, scheduler: scheduler) }
-    }
-
-    /// The configuration's orientation rule for accelerometers (`sensorSettings(for:).orientation`).
-    public static func orientation(_ config: FilterConfig) -> OrientationRule {
-        { info in config.sensorSettings(for: info).orientation }
-    }
 
     /// A session's last samples and counts, written per sample on the scheduler, read by
     /// `STATE` and `METRICS` (one short lock, never held while calling out).
@@ -147,6 +138,9 @@ public final class SensorHub: @unchecked Sendable {
     private let filter: Filter
     private let orientationRule: OrientationRule
     private let registry = PosixLocked(Registry())
+    /// The configuration the filters follow (`init(scheduler:config:)`); nil for a hub given
+    /// its filter.
+    private let configs: BehaviorSubject<FilterConfig>?
 
     /// A hub on `scheduler` whose sensors' samples go through `filter`, and whose
     /// accelerometers' orientation is decided on the filtered samples by `orientation`.
@@ -155,6 +149,31 @@ public final class SensorHub: @unchecked Sendable {
         self.scheduler = scheduler
         self.filter = filter
         orientationRule = orientation
+        configs = nil
+    }
+
+    /// A hub whose sensors run the configuration's filters (`filterSensor` with
+    /// `sensorSettings(for:)`) and orientation rule, following `reload`: a reload reaches the
+    /// running filters (`settingsUpdates`: unchanged channels keep their state); the
+    /// orientation rule is taken when a sensor's reading starts.
+    public init(scheduler: SchedulerType, config: FilterConfig) {
+        let configs = BehaviorSubject(value: config)
+        self.scheduler = scheduler
+        self.configs = configs
+        filter = { info, samples in
+            let current = (try? configs.value()) ?? config
+            // The subject replays the settings the chain starts with: only later ones are updates.
+            let updates = configs.asObservable().skip(1).map { $0.sensorSettings(for: info) }
+            return samples.filterSensor(current.sensorSettings(for: info), channels: info.channels, scheduler: scheduler,
+                                        settingsUpdates: updates)
+        }
+        orientationRule = { info in ((try? configs.value()) ?? config).sensorSettings(for: info).orientation }
+    }
+
+    /// A new configuration for the sensors' filters (SIGHUP); call it on the scheduler. A hub
+    /// given its own filter ignores it.
+    public func reload(_ config: FilterConfig) {
+        configs?.onNext(config)
     }
 
     /// Runs the sensor pipeline over `sensors` until disposed; disposing ends every session.

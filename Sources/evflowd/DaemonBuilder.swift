@@ -101,12 +101,10 @@ struct DaemonBuilder {
         }
         var source = try makeSource(scheduler: scheduler)
         let replaying = options.demo || !options.replay.isEmpty
-        // Sensors' filters and orientation rule: the configuration's `sensors:` section, as it
-        // was at start (a reload changes the input devices' settings, not the sensors').
+        // Sensors run the configuration's `sensors:` filters and orientation rule (reloaded with
+        // the rest on SIGHUP).
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler,
-                            latencyClock: replaying ? .replay : .monotonic,
-                            sensorFilter: SensorHub.filters(config, scheduler: scheduler),
-                            sensorOrientation: SensorHub.orientation(config))
+                            latencyClock: replaying ? .replay : .monotonic, filterSensors: true)
         if replaying && options.waitForWatch {
             // The replay's clock starts with the first WATCH, so that watcher sees the first
             // frames (a replay that starts with the daemon plays before anyone can connect).

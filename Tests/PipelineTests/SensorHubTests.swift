@@ -148,6 +148,38 @@ struct SensorHubTests {
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("a hub following the configuration runs its sensor filters, and a reload reaches the running chain")
+    func configuredFiltersFollowReload() throws {
+        let baseline = LiveResources.owned
+        do {
+            // A 10 lx band, no settling: 105 is inside it; after the reload (1 lx) 107 is a change.
+            let wide = try FilterConfig.parse(yaml: "version: 1\nsensors:\n  defaults:\n    illuminance: { hysteresis: 10, settle: 0ms, outliers: { phantom_zero: off } }\n")
+            let narrow = try FilterConfig.parse(yaml: "version: 1\nsensors:\n  defaults:\n    illuminance: { hysteresis: 1, settle: 0ms, outliers: { phantom_zero: off } }\n")
+            let scheduler = VirtualTimeScheduler()
+            let hub = DeviceHub(store: StateStore(), config: wide, scheduler: scheduler, latencyClock: .replay, filterSensors: true)
+            let source = PublishSubject<SensorStream>()
+            let samples = PublishSubject<SensorSample>()
+            let running = hub.sensors.run(source.asObservable())
+            scheduler.advance(by: .zero)
+            source.onNext(SensorStream(info: Self.light, samples: samples.asObservable(), removal: .never()))
+            let seen = PosixLockedList()
+            let w = Self.watch(hub.sensors, into: seen)
+            scheduler.advance(by: .zero)
+            func filtered() -> [Double] { seen.items.compactMap { if case .filtered(let s, _)? = $0 { s.values[0] } else { nil } } }
+            samples.onNext(SensorSample(time: 1, values: [100]))
+            samples.onNext(SensorSample(time: 2, values: [105]))
+            #expect(filtered() == [100])
+            hub.reload(narrow)
+            scheduler.advance(by: .zero)   // the reload is applied on the hub's scheduler
+            samples.onNext(SensorSample(time: 3, values: [107]))
+            #expect(filtered() == [100, 107])
+            w.dispose()
+            running.dispose()
+            scheduler.advance(by: .zero)
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("removal ends the session and the watchers' feeds, whether or not the sensor was read")
     func removalEndsSession() {
         let baseline = LiveResources.owned
