@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
         .library(name: "InputModel", targets: ["InputModel"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
+        .library(name: "Sensors", targets: ["Sensors"]),
         .library(name: "YAML", targets: ["YAML"]),
         .library(name: "FileReading", targets: ["FileReading"]),
         .library(name: "Recording", targets: ["Recording"]),
@@ -50,6 +51,10 @@ let package = Package(
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
         .target(name: "InputModel", dependencies: ["Reactive"]),
         .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
+        // IIO sensors: sysfs and scan-element parsing, polled and buffered reading, udev
+        // discovery (through InputDevices' udev wrappers and its InputLoop: libudev stays
+        // imported by one module).
+        .target(name: "Sensors", dependencies: ["Reactive", "InputModel", "InputDevices"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
         // Bounded reading of the files evflow is told to read (configurations, recordings):
@@ -72,7 +77,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -106,6 +111,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // A test tool (not installed): SensorMonitor's streams and samples as lines on stdout,
+        // for scripts/check-sensors under umockdev.
+        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "InputDevices", "InputModel", "Reactive"]),
+
         // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
         .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
                           path: "Tests/E2E"),
@@ -120,6 +129,7 @@ let package = Package(
         // CEvdev: the name tables are compared with libevdev's, name by name.
         .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),

@@ -9,7 +9,7 @@ import InputModel
 /// Optional members are left out when nil (§3), so writers never emit `null` for them.
 public struct MessageWriter: Sendable {
     /// The encoded messages so far.
-    public private(set) var json: JSONWriter
+    public internal(set) var json: JSONWriter
     /// Names of types and codes.
     public let names: EventNameCache
 
@@ -38,13 +38,20 @@ public struct MessageWriter: Sendable {
         endMessage()
     }
 
-    /// `DEVICES` response: device summaries, sorted by id.
-    public mutating func appendDevices(_ devices: [DeviceInfo], tag: RequestTag? = nil) {
+    /// `DEVICES` response: device summaries, sorted by id; `sensors` (1.4), sorted by id, left
+    /// out when there is none.
+    public mutating func appendDevices(_ devices: [DeviceInfo], sensors: [SensorInfo] = [], tag: RequestTag? = nil) {
         begin("DEVICES")
         json.key("devices")
         json.beginArray()
         for d in devices.sorted(by: { $0.id < $1.id }) { writeDevice(d, detail: false) }
         json.endArray()
+        if !sensors.isEmpty {
+            json.key("sensors")
+            json.beginArray()
+            for s in sensors.sorted(by: { $0.id < $1.id }) { writeSensor(s, detail: false) }
+            json.endArray()
+        }
         writeTag(tag)
         endMessage()
     }
@@ -171,6 +178,12 @@ public struct MessageWriter: Sendable {
         }
         json.key("stream"); json.string(watch.stream.rawValue)
         if let rate = watch.maxRate { json.key("max_rate"); json.double(rate) }
+        if !watch.sensors.isEmpty {
+            json.key("sensors")
+            json.beginArray()
+            for s in watch.sensors { json.string(s) }
+            json.endArray()
+        }
     }
 
     // MARK: - Requests (what a client sends)
@@ -344,7 +357,7 @@ public struct MessageWriter: Sendable {
         writeTagValue(tag)
     }
 
-    private mutating func writeTagValue(_ tag: RequestTag) {
+    mutating func writeTagValue(_ tag: RequestTag) {
         switch tag {
         case .string(let s): json.string(s)
         case .integer(let n): json.int(n)

@@ -74,14 +74,18 @@ public struct WatchRequest: Hashable, Sendable {
     public var stream: StreamKind
     /// At most this many stream messages per second, if set.
     public var maxRate: Double?
+    /// Sensors to stream `SAMPLE`s of (1.4): `all`, ids, names or quantities; empty means none.
+    public var sensors: [String]
 
-    /// Creates watch parameters; the defaults watch every event of every device, filtered.
+    /// Creates watch parameters; the defaults watch every event of every device, filtered,
+    /// and no sensor.
     public init(devices: [DeviceSelector] = [], events: EventSelection = .all,
-                stream: StreamKind = .filtered, maxRate: Double? = nil) {
+                stream: StreamKind = .filtered, maxRate: Double? = nil, sensors: [String] = []) {
         self.devices = devices
         self.events = events
         self.stream = stream
         self.maxRate = maxRate
+        self.sensors = sensors
     }
 
     /// Whether the device is selected (no selectors: every device).

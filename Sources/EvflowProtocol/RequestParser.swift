@@ -54,12 +54,12 @@ extension Request {
 /// The members each request class may have (besides `class` and `id`).
 private let membersByClass: [String: Set<String>] = [
     "DEVICES": [], "STATE": ["device"], "STATS": [],
-    "WATCH": ["devices", "types", "codes", "stream", "max_rate"],
+    "WATCH": ["devices", "types", "codes", "stream", "max_rate", "sensors"],
     "UNWATCH": [], "PING": [], "METRICS": [], "LATENCY": [],
 ]
 
 /// Classes only the server sends.
-private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE"]
+private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE", "SAMPLE", "SENSOR"]
 
 /// Validates a decoded object member by member.
 private struct RequestParser {
@@ -175,6 +175,14 @@ private struct RequestParser {
             }
             guard rate > 0, rate <= ProtocolConstants.maxRateLimit else { throw fail(.invalidMaxRate) }
             watch.maxRate = rate
+        }
+        if let v = member("sensors") {
+            guard case .array(let items) = v else { throw fail(.wrongType(field: "sensors", expected: "an array of strings")) }
+            for item in items {
+                guard case .string(let s) = item else { throw fail(.wrongType(field: "sensors", expected: "an array of strings")) }
+                guard !s.isEmpty else { throw fail(.emptyValue(field: "sensors")) }
+                if !watch.sensors.contains(s) { watch.sensors.append(s) }
+            }
         }
         return watch
     }

@@ -16,10 +16,12 @@ public enum ServerMessage: Hashable, Sendable {
     /// `VERSION`: the greeting; `keys` is nil from a server older than 1.2 (or a value this
     /// client does not know).
     case version(release: String, protoMajor: Int, protoMinor: Int, keys: KeyVisibility?)
-    /// `DEVICES` response: device summaries.
-    case devices([DeviceInfo], tag: RequestTag?)
+    /// `DEVICES` response: device summaries, and the sensors (1.4).
+    case devices([DeviceInfo], sensors: [SensorInfo] = [], tag: RequestTag?)
     /// `STATE` response.
     case state(DeviceStateReport, tag: RequestTag?)
+    /// `STATE` response for a sensor (1.4).
+    case sensorState(SensorStateReport, tag: RequestTag?)
     /// `STATS` response.
     case stats(ServerStats, tag: RequestTag?)
     /// `WATCH` response: the selection as the server understood it, and the matching devices.
@@ -40,6 +42,10 @@ public enum ServerMessage: Hashable, Sendable {
     case frame(FrameMessage)
     /// `DEVICE`: a device was added, removed, or could not be opened.
     case device(DeviceChange)
+    /// `SAMPLE`: one sample of a sensor (1.4).
+    case sample(SampleMessage)
+    /// `SENSOR`: a watched sensor came or went (1.4).
+    case sensor(SensorChange)
     /// A class this client does not know (a later minor version's).
     case other(class: String)
 
@@ -48,7 +54,7 @@ public enum ServerMessage: Hashable, Sendable {
         switch self {
         case .version: return "VERSION"
         case .devices: return "DEVICES"
-        case .state: return "STATE"
+        case .state, .sensorState: return "STATE"
         case .stats: return "STATS"
         case .watch: return "WATCH"
         case .unwatch: return "UNWATCH"
@@ -59,6 +65,8 @@ public enum ServerMessage: Hashable, Sendable {
         case .close: return "CLOSE"
         case .frame: return "FRAME"
         case .device: return "DEVICE"
+        case .sample: return "SAMPLE"
+        case .sensor: return "SENSOR"
         case .other(let c): return c
         }
     }
@@ -150,7 +158,7 @@ public struct CloseNotice: Hashable, Sendable {
 }
 
 /// Reads the members of one decoded server message.
-private struct MessageDecoder {
+struct MessageDecoder {
     let object: [String: JSONValue]
     let naming: EventNaming
 
@@ -164,9 +172,15 @@ private struct MessageDecoder {
                             keys: try o.optionalString("keys").flatMap { KeyVisibility(rawValue: $0) })
         case "DEVICES":
             return .devices(try o.array("devices").map { v throws(DecodingFailure) in try device(v, detail: false) },
+                            sensors: try (o.optionalArray("sensors") ?? []).map { v throws(DecodingFailure) in try sensor(v, detail: false) },
                             tag: try tag(o))
         case "STATE":
+            if o.value("sensor") != nil { return .sensorState(try sensorState(o), tag: try tag(o)) }
             return .state(try stateReport(o), tag: try tag(o))
+        case "SAMPLE":
+            return .sample(try sample(o))
+        case "SENSOR":
+            return .sensor(try sensorNotice(o))
         case "STATS":
             return .stats(try stats(o), tag: try tag(o))
         case "WATCH":
@@ -403,7 +417,7 @@ private struct MessageDecoder {
 }
 
 /// Typed access to the members of one JSON object, with errors that name the member.
-private struct Obj {
+struct Obj {
     let object: [String: JSONValue]
     let context: String
 
@@ -457,7 +471,7 @@ private struct Obj {
 }
 
 /// A value's payload when it is of the kind asked for (an integer is a number too).
-private extension JSONValue {
+extension JSONValue {
     var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     var integerValue: Int64? { if case .integer(let n) = self { n } else { nil } }
     var numberValue: Double? {

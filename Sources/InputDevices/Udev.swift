@@ -4,25 +4,33 @@ import Glibc
 #endif
 
 /// Owns a `struct udev *` context; unreferenced in `deinit`.
-final class UdevContext {
-    let handle: OpaquePointer
+///
+/// `package`: the Sensors module discovers IIO devices through the same wrappers, so libudev
+/// stays imported by this module only.
+package final class UdevContext {
+    package let handle: OpaquePointer
 
-    init() throws(SystemError) {
+    package init() throws(SystemError) {
         guard let handle = udev_new() else { throw SystemError(call: "udev_new", errno: Glibc.errno == 0 ? ENOMEM : Glibc.errno) }
         self.handle = handle
     }
 
     deinit { udev_unref(handle) }
 
-    /// The initialised `input` devices with an `event*` node, in sysfs order.
+    /// The `input` devices with an `event*` node, in sysfs order.
     func enumerateEventDevices() throws(SystemError) -> [UdevDevice] {
+        try enumerate(subsystem: "input", sysname: "event*")
+    }
+
+    /// The devices of `subsystem` whose sysname matches the glob `sysname`, in sysfs order.
+    package func enumerate(subsystem: String, sysname: String) throws(SystemError) -> [UdevDevice] {
         guard let enumerate = udev_enumerate_new(handle) else {
             throw SystemError(call: "udev_enumerate_new", errno: ENOMEM)
         }
         defer { udev_enumerate_unref(enumerate) }
-        var rc = udev_enumerate_add_match_subsystem(enumerate, "input")
+        var rc = udev_enumerate_add_match_subsystem(enumerate, subsystem)
         if rc < 0 { throw SystemError(call: "udev_enumerate_add_match_subsystem", errno: -rc) }
-        rc = udev_enumerate_add_match_sysname(enumerate, "event*")
+        rc = udev_enumerate_add_match_sysname(enumerate, sysname)
         if rc < 0 { throw SystemError(call: "udev_enumerate_add_match_sysname", errno: -rc) }
         rc = udev_enumerate_scan_devices(enumerate)
         if rc < 0 { throw SystemError(call: "udev_enumerate_scan_devices", errno: -rc) }
@@ -39,22 +47,22 @@ final class UdevContext {
     }
 }
 
-/// Owns a `struct udev_monitor *` listening for `input` uevents after udev processed them.
+/// Owns a `struct udev_monitor *` listening for one subsystem's uevents after udev processed them.
 ///
 /// Its socket fd belongs to the monitor (`udev_monitor_unref` closes it); it is non-blocking.
-final class UdevMonitor {
-    let handle: OpaquePointer
-    let context: UdevContext   // the monitor refers to its context: keep it alive
+package final class UdevMonitor {
+    package let handle: OpaquePointer
+    package let context: UdevContext   // the monitor refers to its context: keep it alive
 
-    /// Listens for `input` uevents; `receiveBuffer` bytes of socket buffer hold them while the
+    /// Listens for `subsystem`'s uevents; `receiveBuffer` bytes of socket buffer hold them while the
     /// reader is busy (forced past `rmem_max` when the process may, as udevd does).
-    init(context: UdevContext, receiveBuffer: Int) throws(SystemError) {
+    package init(context: UdevContext, subsystem: String = "input", receiveBuffer: Int) throws(SystemError) {
         guard let handle = udev_monitor_new_from_netlink(context.handle, "udev") else {
             throw SystemError(call: "udev_monitor_new_from_netlink(udev)", errno: Glibc.errno == 0 ? EINVAL : Glibc.errno)
         }
         self.handle = handle
         self.context = context
-        var rc = udev_monitor_filter_add_match_subsystem_devtype(handle, "input", nil)
+        var rc = udev_monitor_filter_add_match_subsystem_devtype(handle, subsystem, nil)
         if rc < 0 { throw SystemError(call: "udev_monitor_filter_add_match_subsystem_devtype", errno: -rc) }
         rc = udev_monitor_enable_receiving(handle)
         if rc < 0 { throw SystemError(call: "udev_monitor_enable_receiving", errno: -rc) }
@@ -64,7 +72,7 @@ final class UdevMonitor {
     }
 
     /// What `receive` found.
-    enum Received {
+    package enum Received {
         /// The next uevent.
         case device(UdevDevice)
         /// The socket overflowed (`ENOBUFS`): uevents were lost; re-enumerate to catch up.
@@ -76,14 +84,14 @@ final class UdevMonitor {
     deinit { udev_monitor_unref(handle) }
 
     /// The socket to watch for readability (owned by the monitor).
-    var fd: Int32 { udev_monitor_get_fd(handle) }
+    package var fd: Int32 { udev_monitor_get_fd(handle) }
 
     /// The next queued uevent, an overflow, or nothing.
     ///
     /// libudev returns NULL both when nothing is waiting and when a message is discarded
     /// (wrong sender, filtered out), so NULL with `ENOBUFS` is the overflow, and NULL with
     /// anything other than `EAGAIN` is read past to the next message.
-    func receive() -> Received {
+    package func receive() -> Received {
         while true {
             Glibc.errno = 0
             if let device = udev_monitor_receive_device(handle) { return .device(UdevDevice(owning: device)) }
@@ -103,23 +111,23 @@ final class UdevMonitor {
 
 /// Owns one `struct udev_device *` reference. Its parents are borrowed: they live as long as
 /// this child and are never unreferenced here.
-final class UdevDevice {
-    let handle: OpaquePointer
+package final class UdevDevice {
+    package let handle: OpaquePointer
 
-    init(owning handle: OpaquePointer) {
+    package init(owning handle: OpaquePointer) {
         self.handle = handle
     }
 
     deinit { udev_device_unref(handle) }
 
-    var syspath: String { udev_device_get_syspath(handle).map { String(cString: $0) } ?? "" }
-    var sysname: String { udev_device_get_sysname(handle).map { String(cString: $0) } ?? "" }
-    var devnode: String? { udev_device_get_devnode(handle).map { String(cString: $0) } }
-    var action: String? { udev_device_get_action(handle).map { String(cString: $0) } }
-    var isInitialized: Bool { udev_device_get_is_initialized(handle) > 0 }
+    package var syspath: String { udev_device_get_syspath(handle).map { String(cString: $0) } ?? "" }
+    package var sysname: String { udev_device_get_sysname(handle).map { String(cString: $0) } ?? "" }
+    package var devnode: String? { udev_device_get_devnode(handle).map { String(cString: $0) } }
+    package var action: String? { udev_device_get_action(handle).map { String(cString: $0) } }
+    package var isInitialized: Bool { udev_device_get_is_initialized(handle) > 0 }
 
     /// All udev properties (`ID_INPUT_KEYBOARD=1`, `ID_PATH=...`).
-    var properties: [String: String] {
+    package var properties: [String: String] {
         var result: [String: String] = [:]
         var entry = udev_device_get_properties_list_entry(handle)
         while let e = entry {

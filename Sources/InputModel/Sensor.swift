@@ -54,10 +54,13 @@ public struct SensorInfo: Hashable, Sendable, Codable {
     public var channels: [SensorChannel]
     /// Whether samples come from the buffer (`/dev/iio:deviceN`) or by polling sysfs.
     public var buffered: Bool
+    /// An accelerometer's `in_accel_mount_matrix` (or `mount_matrix`), when the kernel gives one.
+    public var mountMatrix: MountMatrix?
 
     /// A sensor description.
     public init(id: DeviceID, name: String, sysname: String, devnode: String? = nil,
-                properties: [String: String] = [:], channels: [SensorChannel], buffered: Bool) {
+                properties: [String: String] = [:], channels: [SensorChannel], buffered: Bool,
+                mountMatrix: MountMatrix? = nil) {
         self.id = id
         self.name = name
         self.sysname = sysname
@@ -65,6 +68,7 @@ public struct SensorInfo: Hashable, Sendable, Codable {
         self.properties = properties
         self.channels = channels
         self.buffered = buffered
+        self.mountMatrix = mountMatrix
     }
 }
 

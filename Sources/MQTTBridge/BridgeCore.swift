@@ -35,6 +35,9 @@ public struct BridgeSettings: Sendable {
     public var eventQoS: Int32 = 0
     /// Home Assistant discovery, nil when off.
     public var discovery: Discovery?
+    /// Whether evflowd's sensors are watched and published (1.4); watching them is what
+    /// makes evflowd read them.
+    public var sensors = true
 
     public init(layout: TopicLayout) { self.layout = layout }
 }
@@ -44,7 +47,7 @@ public struct BridgeSettings: Sendable {
 /// bridge queue); timers are armed on it, so tests drive it in virtual time.
 public final class BridgeCore: @unchecked Sendable {
     public let settings: BridgeSettings
-    private let scheduler: SchedulerType
+    let scheduler: SchedulerType
     private let log: @Sendable (String) -> Void
 
     struct Device {
@@ -56,7 +59,9 @@ public final class BridgeCore: @unchecked Sendable {
         var timer: Disposable?
     }
     private var devices: [DeviceID: Device] = [:]
-    private var daemon: DaemonRequester?
+    /// The sensors (BridgeCore+Sensors.swift).
+    var sensors: [DeviceID: Sensor] = [:]
+    var daemon: DaemonRequester?
     private var broker: MessagePublisher?
     private var daemonOnline = false
     private var daemonAnnouncedOffline = false
@@ -87,7 +92,7 @@ public final class BridgeCore: @unchecked Sendable {
         daemon = d
         daemonConnects += 1
         _ = d.send(Request(.devices, tag: .string("devices")))
-        _ = d.send(Request(.watch(WatchRequest()), tag: .string("evflow-mqtt")))
+        _ = d.send(Request(.watch(WatchRequest(sensors: settings.sensors ? ["all"] : [])), tag: .string("evflow-mqtt")))
     }
 
     /// The connection to evflowd is gone: evflowd is announced offline; devices and their
@@ -99,6 +104,7 @@ public final class BridgeCore: @unchecked Sendable {
             devices[id]!.timer = nil
             devices[id]!.gate.reset()
         }
+        sensorsDaemonLost()
         if !daemonAnnouncedOffline {
             daemonAnnouncedOffline = true
             daemonOnline = false
@@ -109,7 +115,8 @@ public final class BridgeCore: @unchecked Sendable {
     /// One message from evflowd's main connection.
     public func daemonMessage(_ m: ServerMessage) {
         switch m {
-        case .devices(let list, _):
+        case .devices(let list, let sensorList, _):
+            sensorsListed(sensorList)
             if !daemonOnline {
                 daemonOnline = true
                 daemonAnnouncedOffline = false
@@ -128,6 +135,10 @@ public final class BridgeCore: @unchecked Sendable {
             changed(f.device)
         case .state(let report, _):
             stateArrived(report)
+        case .sample(let sample):
+            sampleArrived(sample)
+        case .sensor(let change):
+            sensorChanged(change)
         case .error(let e):
             if e.requestClass != "STATE" { log("evflowd: \(e.message)") }   // STATE: the device went away meanwhile
         default:
@@ -138,6 +149,8 @@ public final class BridgeCore: @unchecked Sendable {
     /// Asks for every device's state (the periodic refresh).
     public func refreshAll() {
         for id in devices.keys { requestState(id) }
+        // Sensors come and go without notices (1.4): the list is asked for again.
+        if settings.sensors, let daemon { _ = daemon.send(Request(.devices, tag: .string("devices"))) }
     }
 
     private func changed(_ id: DeviceID) {
@@ -249,6 +262,7 @@ public final class BridgeCore: @unchecked Sendable {
                 }
             }
         }
+        republishSensors(send)
         let (retained, events) = outbox.drain()
         for m in retained where !fresh.contains(m.topic) { publish(m) }
         for m in events { publish(m) }
@@ -270,6 +284,7 @@ public final class BridgeCore: @unchecked Sendable {
             ("broker_connected", .bool(broker != nil)),
             ("evflowd_connected", .bool(daemon != nil)),
             ("devices", .int(Int64(devices.count))),
+            ("sensors", .int(Int64(sensors.count))),
             ("published", .int(Int64(published))),
             ("events_bridged", .int(Int64(eventsBridged))),
             ("outbox_dropped", .int(Int64(outbox.droppedEvents))),
@@ -294,7 +309,7 @@ public final class BridgeCore: @unchecked Sendable {
         publish(availability(settings.layout.bridgeAvailability, online: false))
     }
 
-    private func publish(_ m: OutMessage) {
+    func publish(_ m: OutMessage) {
         if let broker, broker.publish(m) {
             published += 1
         } else {
@@ -306,7 +321,7 @@ public final class BridgeCore: @unchecked Sendable {
         OutMessage(topic: topic, payload: Array((online ? "online" : "offline").utf8), kind: .retained, qos: settings.stateQoS)
     }
 
-    private func clear(_ topic: String) -> OutMessage {
+    func clear(_ topic: String) -> OutMessage {
         OutMessage(topic: topic, payload: [], kind: .retained, qos: settings.stateQoS)
     }
 }

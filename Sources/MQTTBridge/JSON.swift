@@ -7,6 +7,8 @@ import EvflowProtocol
 public indirect enum JSON: Hashable, Sendable {
     case string(String)
     case int(Int64)
+    /// A number that may have a fraction (a sensor value); a value JSON cannot hold is `null`.
+    case number(Double)
     case bool(Bool)
     case array([JSON])
     /// Members in the order given.
@@ -29,6 +31,7 @@ public indirect enum JSON: Hashable, Sendable {
         switch self {
         case .string(let s): w.string(s)
         case .int(let n): w.int(n)
+        case .number(let d): w.double(d)
         case .bool(let b): w.bool(b)
         case .array(let items):
             w.beginArray()

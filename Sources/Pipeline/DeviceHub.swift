@@ -106,6 +106,8 @@ public final class DeviceHub: @unchecked Sendable {
     /// What clock frame ages are on: `monotonic` for live devices (kernel timestamps), `replay`
     /// for a replay's event times.
     public let latencyClock: LatencyClock
+    /// The sensors' sessions, beside the devices' (same scheduler; run with `sensors.run`).
+    public let sensors: SensorHub
 
     // Confined to the scheduler.
     private var config: FilterConfig
@@ -128,12 +130,16 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
-    /// event times (no default: a hub cannot tell which source it will run).
-    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock) {
+    /// event times (no default: a hub cannot tell which source it will run). Sensors run the
+    /// configuration's filters and orientation rule, following `reload`, when `filterSensors`
+    /// (the daemon); otherwise their samples pass unfiltered (tests of the protocol).
+    public init(store: StateStore, config: FilterConfig, scheduler: SchedulerType, latencyClock: LatencyClock,
+                filterSensors: Bool = false) {
         self.store = store
         self.config = config
         self.scheduler = scheduler
         self.latencyClock = latencyClock
+        sensors = filterSensors ? SensorHub(scheduler: scheduler, config: config) : SensorHub(scheduler: scheduler)
     }
 
     /// A key or button whose spurious-release debounce turned on by itself (the fault was
@@ -368,6 +374,7 @@ public final class DeviceHub: @unchecked Sendable {
                 session.output.chord = newConfig.panicChord
                 session.output.apply(mode: newConfig.outputMode(for: session.info), panicked: false)
             }
+            sensors.reload(newConfig)
         }
     }
 }

@@ -160,6 +160,8 @@ public struct FilterConfig: Hashable, Sendable {
     /// The keys that, held together on any grabbed device's raw stream, release every grab
     /// until the next reload or restart (`panic_chord`); the default is keyd's.
     public var panicChord: Set<UInt16> = FilterConfig.defaultPanicChord
+    /// Filters of IIO sensors (the `sensors:` section; see `sensorSettings(for:)`).
+    public var sensors = SensorConfig()
     /// KEY_BACKSPACE + KEY_ESC + KEY_ENTER.
     public static let defaultPanicChord: Set<UInt16> = [14, 1, 28]
     /// How many keys a `panic_chord` may have: at least two (one key alone would release the

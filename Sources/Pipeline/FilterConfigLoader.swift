@@ -92,8 +92,10 @@ extension FilterConfig {
                 }
             case "panic_chord":
                 config.panicChord = try reader.panicChord(value, "panic_chord")
+            case "sensors":
+                config.sensors = try reader.readSensors(value)
             default:
-                throw reader.error(value, key, "unknown key (expected version, defaults, devices, panic_chord)")
+                throw reader.error(value, key, "unknown key (expected version, defaults, devices, panic_chord, sensors)")
             }
         }
         return config
@@ -101,7 +103,8 @@ extension FilterConfig {
 }
 
 /// Walks the YAML tree, turning every mistake into a `ConfigError` with key path and line.
-private struct ConfigReader {
+/// Internal: the `sensors:` section is read by an extension in Sensors/SensorConfig.swift.
+struct ConfigReader {
     let file: String?
 
     func error(_ node: YAMLNode, _ key: String, _ reason: String) -> ConfigError {

@@ -40,6 +40,7 @@ struct EvflowMQTT: ParsableCommand {
     @Option(help: "Home Assistant discovery prefix.") var haPrefix = "homeassistant"
     @Option(help: "A key or button to expose as a Home Assistant binary_sensor (repeatable), e.g. KEY_POWER.")
     var haKey: [String] = []
+    @Flag(help: "Neither watch nor publish evflowd's sensors (watching them is what makes evflowd read them).") var noSensors = false
     @Option(help: "First reconnect delay in seconds.") var retryInitial = 0.5
     @Option(help: "Largest reconnect delay in seconds.") var retryMax = 30.0
 
@@ -94,6 +95,7 @@ struct EvflowMQTT: ParsableCommand {
         guard (0...2).contains(stateQos), (0...2).contains(eventQos) else { throw ConfigError("--state-qos and --event-qos must be 0, 1 or 2") }
         settings.stateQoS = Int32(stateQos)
         settings.eventQoS = Int32(eventQos)
+        settings.sensors = !noSensors
         if haDiscovery {
             var keys: [UInt16] = []
             for k in haKey {

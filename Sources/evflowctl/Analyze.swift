@@ -11,7 +11,7 @@ import Recording
 /// the real filter over the events.
 struct Analyze: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Analyse key/button chatter in a recording (evemu, evtest or libinput record) or a live device, and suggest debounce settings.",
+        abstract: "Analyse key/button chatter in a recording (evemu, evtest or libinput record) or a live device, and suggest debounce settings; in a sensor recording, the noise per channel and filter settings.",
         discussion: """
         For every key and button the real debounce filter is run over the recording: the report \
         gives how many bounces remain and how many real presses are lost with the default and \
@@ -62,13 +62,14 @@ struct Analyze: ParsableCommand {
                 source = "live: \(capture.info.name) (\(capture.info.id)), \(capture.frames) frame(s) from evflowd"
                 if html != nil {
                     guard case .latency(let report, _) = try client.request(Request(.latency)).message,
-                          case .devices(let list, _) = try client.request(Request(.devices)).message else {
+                          case .devices(let list, _, _) = try client.request(Request(.devices)).message else {
                         throw CtlFailure.protocolError("unexpected reply")
                     }
                     latency = (report, Dictionary(list.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }))
                 }
             } else {
                 let recording = self.recording ?? ""
+                if SensorRecording.isSensorRecording(path: recording) { return try analyzeSensors(recording) }
                 let parsed: Recording
                 do {
                     parsed = try Recording.read(contentsOf: URL(fileURLWithPath: recording),

@@ -55,28 +55,34 @@ func printJSON(_ reply: Reply) {
 }
 
 struct Devices: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List input devices.")
+    static let configuration = CommandConfiguration(abstract: "List input devices and sensors.")
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
         try runReporting {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.devices))
-            guard case .devices(let devices, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            if global.json { printJSON(reply) } else { print(Render.devices(devices), terminator: "") }
+            guard case .devices(let devices, let sensors, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
+            if global.json { printJSON(reply); return }
+            print(Render.devices(devices), terminator: "")
+            if !sensors.isEmpty { print("\n" + Render.sensors(sensors), terminator: "") }
         }
     }
 }
 
 struct State: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show one device's current state.")
+    static let configuration = CommandConfiguration(abstract: "Show one device's or sensor's current state.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Device id or exact name.") var device: String
+    @Argument(help: "Device or sensor id, or exact name.") var device: String
 
     func run() throws {
         try runReporting {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.state(device: device)))
-            guard case .state(let report, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            if global.json { printJSON(reply) } else { print(Render.state(report), terminator: "") }
+            if global.json { printJSON(reply); return }
+            switch reply.message {
+            case .state(let report, _): print(Render.state(report), terminator: "")
+            case .sensorState(let report, _): print(Render.sensorState(report), terminator: "")
+            default: throw CtlFailure.protocolError("unexpected reply")
+            }
         }
     }
 }
@@ -146,7 +152,7 @@ struct Latency: ParsableCommand {
                     printJSON(reply)
                 } else {
                     var names: [DeviceID: String] = [:]
-                    guard case .devices(let list, _) = try client.request(Request(.devices)).message else {
+                    guard case .devices(let list, _, _) = try client.request(Request(.devices)).message else {
                         throw CtlFailure.protocolError("unexpected reply")
                     }
                     for d in list { names[d.id] = d.name }
@@ -198,12 +204,15 @@ struct Watch: ParsableCommand {
     @Flag(name: .long, help: "The raw stream (before the noise filters).") var raw = false
     @Option(name: .long, help: "At most this many messages per second.") var maxRate: Double?
     @Option(name: .long, help: "Stop after this many stream messages.") var count: Int?
+    @Option(name: .long, help: "Sensor id, exact name, quantity (illuminance, accel, ...) or 'all'; repeatable.") var sensor: [String] = []
 
     /// The `WATCH` request for the options, checked here as evflowd would check it.
     func request() throws -> Request {
+        if sensor.contains("") { throw ValidationError("--sensor must not be empty") }
         do {
-            let watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
+            var watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
                                          maxRate: maxRate)
+            for s in sensor where !watch.sensors.contains(s) { watch.sensors.append(s) }
             return Request(.watch(watch), tag: .string("evflowctl"))
         } catch {
             throw ValidationError(error.message)
@@ -214,15 +223,22 @@ struct Watch: ParsableCommand {
         let request = try request()
         try runReporting {
             let client = try DaemonClient(socketPath: global.socketPath)
+            // The sensors' channels and units, to show samples in units (SAMPLE carries values only).
+            var sensors: [DeviceID: SensorInfo] = [:]
+            if !sensor.isEmpty && !global.json, case .devices(_, let list, _) = try client.request(Request(.devices)).message {
+                for s in list { sensors[s.id] = s }
+            }
             let reply = try client.request(request)
             if global.json {
                 printJSON(reply)   // the WATCH reply too: a script knows from it that streaming has begun
                 fflush(nil)
             } else if case .watch(_, let matched, _) = reply.message {
-                FileHandle.standardError.write(Data("watching \(matched.count) device(s)\n".utf8))
+                let what = sensor.isEmpty ? "device(s)" : "device(s) and sensor(s)"
+                FileHandle.standardError.write(Data("watching \(matched.count) \(what)\n".utf8))
             }
             installStopHandlers()
             var seen = 0
+            var askedForUnits: Set<DeviceID> = []   // sensors that came after the DEVICES above: asked once each
             while stopRequested == 0, count.map({ seen < $0 }) ?? true {
                 let m: Reply
                 switch try client.readMessage(timeoutMillis: 200) {
@@ -233,8 +249,18 @@ struct Watch: ParsableCommand {
                 if case .close(let c) = m.message {
                     throw CtlFailure.unavailable("evflowd closed the connection (\(c.reasonText)): \(c.message)")
                 }
+                if !global.json {
+                    if case .devices(_, let list, .string("evflowctl-units")?) = m.message {
+                        for s in list { sensors[s.id] = s }
+                        continue
+                    }
+                    if case .sample(let sample) = m.message, sensors[sample.device] == nil,
+                       askedForUnits.insert(sample.device).inserted {
+                        try client.send(Request(.devices, tag: .string("evflowctl-units")))
+                    }
+                }
                 seen += 1
-                if global.json { printJSON(m) } else { print(Render.streamLine(m.message)) }
+                if global.json { printJSON(m) } else { print(Render.streamLine(m.message, sensors: sensors)) }
                 fflush(nil)   // all streams: `stdout` is not concurrency-safe to name
             }
         }
@@ -243,16 +269,20 @@ struct Watch: ParsableCommand {
 
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Record a device's raw events as an evemu file, or with --all every device, hot-plug included, as a session (Ctrl-C stops).",
+        abstract: "Record a device's raw events as an evemu file, or with --all every device, hot-plug included, as a session, or with --sensors the sensors' raw samples (Ctrl-C stops).",
         discussion: """
         With --all the file is a session (docs/formats/session.md): every device present and \
         every device added or removed while recording, with their descriptions, on one \
-        timeline. evflowd --replay plays it; evflowctl convert takes one device out as evemu.
+        timeline. evflowd --replay plays it; evflowctl convert takes one device out as evemu. \
+        With --sensors the file is a sensor recording (docs/formats/sensors.md) of the sensors \
+        present when recording starts; evflowd --replay plays it through the sensor filters.
         """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Device id or exact name (not with --all).") var device: String?
     @Flag(name: .long, help: "Record every device, and devices added and removed while recording, into one session file.")
     var all = false
+    @Flag(name: .long, help: "Record the raw samples of every sensor present into a sensor recording.")
+    var sensors = false
     @Option(name: .shortAndLong, help: "Output file (default: standard output).") var output: String?
     @Option(name: .long, help: "Stop after this many frames (of all devices, with --all).") var count: Int?
     /// Nanoseconds; parsed and range-checked by OptionValues, shared with the options fuzz target.
@@ -261,11 +291,14 @@ struct Record: ParsableCommand {
     var duration: Int64?
 
     func validate() throws {
+        if sensors && (all || device != nil) { throw ValidationError("--sensors records sensors only: no DEVICE or --all with it") }
+        if sensors { return }
         if all && device != nil { throw ValidationError("give a DEVICE or --all, not both") }
-        if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device") }
+        if !all && device == nil { throw ValidationError("give the DEVICE to record, or --all for every device, or --sensors") }
     }
 
     func run() throws {
+        if sensors { return try recordSensors() }
         if all { return try recordAll() }
         let device = self.device ?? ""
         try runReporting {

@@ -34,7 +34,7 @@ struct SessionCapture {
         // The devices present are described before watching (no stream yet, so plain
         // request/response); one added or removed before the WATCH is handled below.
         var initial: [DeviceID: DeviceStateReport] = [:]
-        guard case .devices(let present, _) = try client.request(Request(.devices)).message else {
+        guard case .devices(let present, _, _) = try client.request(Request(.devices)).message else {
             throw CtlFailure.protocolError("unexpected reply")
         }
         for device in present {

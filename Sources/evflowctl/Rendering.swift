@@ -129,9 +129,15 @@ enum Render {
         return out
     }
 
-    /// One stream message as one line.
-    static func streamLine(_ m: ServerMessage) -> String {
+    /// One stream message as one line; `sensors` gives samples their channel order and units.
+    static func streamLine(_ m: ServerMessage, sensors: [DeviceID: SensorInfo] = [:]) -> String {
         switch m {
+        case .sensor(let change):
+            let action = if case .added = change { "added" } else { "removed" }
+            return "sensor \(action): \(VisibleText.escaped(change.sensor.name)) (\(change.sensor.id))"
+        case .sample(let s):
+            let orientation = s.orientation.map { "  orientation \($0)" } ?? ""
+            return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))\(orientation)"
         case .frame(let f):
             let events = f.frame.events.map { e in "\(code(e.type, e.code)) \(e.value)" }
             return "\(time(f.frame.time))  \(f.device)  \(events.joined(separator: ", "))"
@@ -201,4 +207,48 @@ extension Render {
 
     private static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
     private static func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? " " + s : String(repeating: " ", count: n - s.count) + s }
+}
+
+extension Render {
+    /// `DEVICES`' sensors: id, name, how read, channels with units.
+    static func sensors(_ list: [SensorInfo]) -> String {
+        table(["SENSOR", "NAME", "READING", "CHANNELS"], list.map { s in
+            [s.id.rawValue, VisibleText.escaped(s.name), s.buffered ? "buffered" : "polled",
+             s.channels.map { c in c.unit.isEmpty ? c.name : "\(c.name) (\(c.unit))" }.joined(separator: ", ")]
+        })
+    }
+
+    /// A value with its channel's unit: `123.4 lx`.
+    static func value(_ v: Double, unit: String) -> String {
+        let number = String(format: "%.6g", v)
+        return unit.isEmpty ? number : "\(number) \(unit)"
+    }
+
+    /// A sample's values in the sensor's channel order with units, or by name without them
+    /// when the sensor is not known.
+    static func sampleValues(_ values: [String: Double], of sensor: SensorInfo?) -> String {
+        guard let sensor else {
+            return values.keys.sorted().map { "\($0) \(value(values[$0]!, unit: ""))" }.joined(separator: ", ")
+        }
+        return sensor.channels.compactMap { c in values[c.name].map { "\(c.name) \(value($0, unit: c.unit))" } }
+            .joined(separator: ", ")
+    }
+
+    /// A sensor's `STATE`: its description, then its last filtered and raw values.
+    static func sensorState(_ r: SensorStateReport) -> String {
+        let s = r.sensor
+        var out = "\(VisibleText.escaped(s.name))  \(s.id)  \(s.sysname)  \(s.buffered ? "buffered" : "polled")\n"
+        out += "read now:  \(r.live ? "yes" : "no (values are the last seen while it was)")\n"
+        let rows = s.channels.enumerated().map { i, c -> [String] in
+            func at(_ sample: SensorSample?) -> String {
+                guard let sample, i < sample.values.count, sample.values[i].isFinite else { return "-" }
+                return value(sample.values[i], unit: c.unit)
+            }
+            return [c.name, c.quantity.rawValue, at(r.filtered), at(r.raw)]
+        }
+        out += table(["CHANNEL", "QUANTITY", "FILTERED", "RAW"], rows)
+        out += "time:      \(time(r.filtered?.time))\n"
+        if let o = r.orientation { out += "orientation: \(o)\n" }
+        return out
+    }
 }

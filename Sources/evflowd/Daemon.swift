@@ -159,6 +159,10 @@ struct InputService: Service {
             stop.open()
             enumerated.open()
         })
+        let sensorSubscription = hub.sensors.run(source.sensors, onError: { error in
+            failure.withLock { $0 = error }
+            stop.open()
+        })
         // The hub subscribes the source on the input scheduler, which enumerates there: a job
         // scheduled after it runs once the present devices are known (or the source failed).
         // A replay announces its first devices one job later, and says when (`ready`).
@@ -185,6 +189,7 @@ struct InputService: Service {
         let finished = Latch()
         scheduler.schedule {
             subscription.dispose()
+            sensorSubscription.dispose()
             notices.dispose()
             outputNotices.dispose()
             finished.open()

@@ -14,6 +14,7 @@ import Reactive
 import Recording
 import ServiceLifecycle
 import StateServer
+import Sensors
 
 /// What the command line asked for.
 struct DaemonOptions: Sendable {
@@ -58,6 +59,8 @@ struct StartupError: Error {
 struct InputSource: Sendable {
     let description: String
     var devices: Observable<DeviceStream>
+    /// The sensors: a replay of sensor recordings, or the IIO monitor's.
+    var sensors: Observable<SensorStream> = .empty()
     /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
     /// Emits once (on the input scheduler) when the source's first devices are announced; nil
@@ -98,8 +101,10 @@ struct DaemonBuilder {
         }
         var source = try makeSource(scheduler: scheduler)
         let replaying = options.demo || !options.replay.isEmpty
+        // Sensors run the configuration's `sensors:` filters and orientation rule (reloaded with
+        // the rest on SIGHUP).
         let hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler,
-                            latencyClock: replaying ? .replay : .monotonic)
+                            latencyClock: replaying ? .replay : .monotonic, filterSensors: true)
         if replaying && options.waitForWatch {
             // The replay's clock starts with the first WATCH, so that watcher sees the first
             // frames (a replay that starts with the daemon plays before anyone can connect).
@@ -113,6 +118,14 @@ struct DaemonBuilder {
                 Observable<DeviceStream>.create { observer in
                     let subscription = SingleAssignmentDisposable()
                     loop.execute { subscription.setDisposable(devices.subscribe(observer)) }
+                    return subscription
+                }
+            }
+            let sensors = source.sensors
+            source.sensors = hub.firstWatcher.take(1).flatMap { _ in
+                Observable<SensorStream>.create { observer in
+                    let subscription = SingleAssignmentDisposable()
+                    loop.execute { subscription.setDisposable(sensors.subscribe(observer)) }
                     return subscription
                 }
             }
@@ -165,9 +178,15 @@ struct DaemonBuilder {
                 }
             }
             var sessions: [Session] = []
+            var sensorRecordings: [SensorRecording] = []
             for path in options.replay {
                 let url = URL(fileURLWithPath: path)
                 do {
+                    // A sensor recording (docs/formats/sensors.md) is told by its first line too.
+                    if SensorRecording.isSensorRecording(path: path) {
+                        sensorRecordings.append(try SensorRecording.read(path: path))
+                        continue
+                    }
                     // A session (docs/formats/session.md) is told by its first line.
                     if SessionReader.isSessionFile(url) {
                         if options.descriptionPath != nil {
@@ -189,11 +208,16 @@ struct DaemonBuilder {
                 logger.notice("replay: \(replay.droppedIncompleteEvents) events after the last SYN_REPORT are not replayed")
             }
             let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
+            let sensorReplay = SensorReplaySource(recordings: sensorRecordings, scheduler: scheduler, speed: options.speed,
+                                                  removeAtEnd: options.removeAtEnd)
             return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
-                               devices: replay.devices, retain: replay, ready: replay.hasStarted)
+                               devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
-        return InputSource(description: "live input devices (udev + evdev)", devices: monitor.devices, retain: monitor,
+        // IIO sensors beside them (docs/sensors.md): read only while something consumes them.
+        let sensorMonitor = SensorMonitor(loop: scheduler)
+        return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
+                           sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor),
                            statistics: {
                                let s = monitor.statistics
                                return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,

@@ -20,10 +20,11 @@ struct Evflowd: ParsableCommand {
         commandName: "evflowd",
         abstract: "Input-device event daemon: noise filtering, device state, Unix-socket publishing.",
         discussion: """
-            Live mode (default) reads every input device through udev and libevdev.
+            Live mode (default) reads every input device through udev and libevdev, and every
+            IIO sensor while a client watches it.
             --replay FILE... plays recordings (evemu, evtest or libinput record) instead, or
             sessions (evflowctl record --all), whose devices come and go at their recorded
-            times; --demo plays two real devices' recordings (evemu-devices, MIT) in a loop, for
+            times, or sensor recordings (evflowctl record --sensors); --demo plays two real devices' recordings (evemu-devices, MIT) in a loop, for
             machines without input devices. --demo looks for them, in this order, in
             DIR/../share/evflow/demo (DIR: the directory of the evflowd executable; where
             scripts/install puts them), then in Tests/Fixtures/recordings/evemu-devices under

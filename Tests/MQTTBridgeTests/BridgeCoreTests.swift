@@ -1,3 +1,4 @@
+import Foundation
 import EvflowProtocol
 import InputModel
 import Reactive
@@ -167,5 +168,123 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
         s.run()
         #expect(delays.prefix(6).map { $0.nanoseconds / 1_000_000_000 } == [1, 2, 1, 2, 4, 4])
         #expect(attempts.prefix(4) == [0, 1_000_000_000, 3_000_000_000, 14_000_000_000])
+    }
+}
+
+/// Sensors on MQTT (docs/mqtt.md, "Sensors").
+@Suite(.serialized, .ownLiveResources) struct BridgeSensorTests {
+    let layout = try! TopicLayout(hostname: "h")
+    static let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", sysname: "iio:device1",
+                                  channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)
+    static let env = SensorInfo(id: DeviceID(rawValue: "iio:bme280"), name: "bme280", sysname: "iio:device2",
+                                channels: [SensorChannel(name: "temp", quantity: .temp), SensorChannel(name: "pressure", quantity: .pressure),
+                                           SensorChannel(name: "humidityrelative", quantity: .humidityrelative)],
+                                buffered: false)
+
+    func core(_ s: VirtualTimeScheduler, sensors: Bool = true) -> BridgeCore {
+        var settings = BridgeSettings(layout: layout)
+        settings.discovery = Discovery()
+        settings.sensors = sensors
+        return BridgeCore(settings: settings, scheduler: s, log: { _ in })
+    }
+
+    func sample(_ s: SensorInfo, _ t: Int64, _ values: [String: Double]) -> ServerMessage {
+        .sample(SampleMessage(device: s.id, time: t, stream: .filtered, values: values))
+    }
+
+    @Test func theWatchAsksForSensorsUnlessTurnedOff() {
+        let s = VirtualTimeScheduler()
+        for on in [true, false] {
+            let daemon = FakeDaemon()
+            core(s, sensors: on).daemonConnected(daemon)
+            guard case .watch(let w) = daemon.requests.last?.kind else {
+                Issue.record("no WATCH")
+                continue
+            }
+            #expect(w.sensors == (on ? ["all"] : []))
+        }
+    }
+
+    @Test func homeAssistantSensorsHaveTheirDeviceClassAndUnit() throws {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        c.daemonMessage(.devices([], sensors: [Self.light, Self.env], tag: nil))
+        func config(_ sensor: SensorInfo, _ channel: String) throws -> [String: Any] {
+            let topic = layout.discovery(component: "sensor", object: "\(TopicLayout.objectID(sensor.id.rawValue))_\(channel)")
+            let text = try #require(broker.payload(topic))
+            return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        }
+        for (sensor, channel, cls, unit) in [(Self.light, "illuminance", "illuminance", "lx"), (Self.env, "temp", "temperature", "°C"),
+                                             (Self.env, "pressure", "pressure", "kPa"), (Self.env, "humidityrelative", "humidity", "%")] {
+            let c = try config(sensor, channel)
+            #expect(c["device_class"] as? String == cls)
+            #expect(c["unit_of_measurement"] as? String == unit)
+            #expect(c["state_class"] as? String == "measurement")
+            #expect(c["state_topic"] as? String == layout.sensorState(sensor.id.rawValue))
+            #expect(c["value_template"] as? String == "{{ value_json['values']['\(channel)'] }}")
+        }
+        #expect(broker.payload(layout.sensorDescription(Self.light.id.rawValue))?.contains(#""unit":"lx""#) == true)
+    }
+
+    @Test func samplesBecomeAStateDocumentAtMostOncePerInterval() {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        c.daemonMessage(.devices([], sensors: [Self.light], tag: nil))
+        let topic = layout.sensorState(Self.light.id.rawValue)
+        c.daemonMessage(sample(Self.light, 1, ["illuminance": 120.5]))
+        #expect(broker.payload(topic) == #"{"sensor":"iio:als","time":1,"values":{"illuminance":120.5}}"#)
+        c.daemonMessage(sample(Self.light, 2, ["illuminance": 130]))
+        c.daemonMessage(sample(Self.light, 3, ["illuminance": 140.25]))
+        #expect(broker.messages.filter { $0.topic == topic }.count == 1)   // held to the interval's end
+        s.advance(by: .milliseconds(250))
+        #expect(broker.messages.filter { $0.topic == topic }.count == 2)
+        #expect(broker.payload(topic) == #"{"sensor":"iio:als","time":3,"values":{"illuminance":140.25}}"#)   // the latest
+        #expect(broker.messages.filter { $0.topic == topic }.allSatisfy { $0.retain })
+    }
+
+    @Test func anAccelerometersOrientationIsAnEnumSensor() throws {
+        let accel = SensorInfo(id: DeviceID(rawValue: "iio:accel"), name: "accel_3d", sysname: "iio:device0",
+                               channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
+                               buffered: true)
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        c.daemonMessage(.devices([], sensors: [accel], tag: nil))
+        let text = try #require(broker.payload(layout.discovery(component: "sensor", object: "iio_accel_orientation")))
+        let config = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(config["device_class"] as? String == "enum")
+        #expect(config["options"] as? [String] == ["undefined", "normal", "bottom-up", "left-up", "right-up", "face-up", "face-down"])
+        #expect(config["unit_of_measurement"] == nil)
+        c.daemonMessage(.sample(SampleMessage(device: accel.id, time: 5, stream: .filtered,
+                                              values: ["accel_x": 9.8, "accel_y": 0.25, "accel_z": 0], orientation: "right-up")))
+        #expect(broker.payload(layout.sensorState(accel.id.rawValue))
+                == #"{"sensor":"iio:accel","time":5,"values":{"accel_x":9.8,"accel_y":0.25,"accel_z":0},"orientation":"right-up"}"#)
+    }
+
+    @Test func aSensorGoneFromDevicesIsClearedAndAnUnknownOneAsksForTheList() {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker(), daemon = FakeDaemon()
+        c.brokerConnected(broker)
+        c.daemonConnected(daemon)
+        c.daemonMessage(.devices([], sensors: [Self.light], tag: nil))
+        c.daemonMessage(sample(Self.light, 1, ["illuminance": 5]))
+        let asked = daemon.requests.count
+        c.daemonMessage(sample(Self.env, 1, ["temp": 21.5]))   // not listed yet
+        #expect(daemon.requests.count == asked + 1)
+        #expect(daemon.requests.last?.requestClass == "DEVICES")
+        c.daemonMessage(.devices([], sensors: [Self.light, Self.env], tag: nil))
+        c.daemonMessage(.sensor(.removed(Self.light)))   // evflowd's notice
+        #expect(broker.payload(layout.sensorState(Self.light.id.rawValue)) == "")   // cleared (retained, empty)
+        #expect(broker.payload(layout.sensorDescription(Self.light.id.rawValue)) == "")
+        #expect(broker.payload(layout.sensorDescription(Self.env.id.rawValue))?.contains("bme280") == true)
     }
 }

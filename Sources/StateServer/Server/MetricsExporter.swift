@@ -47,6 +47,8 @@ struct MetricsSnapshot: Sendable {
     var source: SourceStatistics?
     /// Frame ages per stage (`LATENCY`'s totals), when taken.
     var latency: LatencyReport? = nil
+    /// The present sensors: their counts and last values.
+    var sensors: [SensorState] = []
 }
 
 /// evflowd's metrics, through swift-metrics with the swift-prometheus backend: `export`
@@ -77,6 +79,9 @@ final class MetricsExporter: Sendable {
         /// Counters that are not a device's.
         var counters: [String: Exported] = [:]
         var gauges: [String: CoreMetrics.Gauge] = [:]
+        /// Per sensor, its counters and its gauges by series key (they leave with it).
+        var sensorCounters: [DeviceID: [String: Exported]] = [:]
+        var sensorGauges: [DeviceID: [String: CoreMetrics.Gauge]] = [:]
     }
 
     init() {
@@ -154,6 +159,47 @@ final class MetricsExporter: Sendable {
         for (id, counters) in s.deviceCounters where !present.contains(id) {
             for exported in counters.values { exported.counter.destroy() }
             s.deviceCounters[id] = nil
+        }
+        updateSensors(&s, m.sensors)
+    }
+
+    /// Per sensor: samples read and filtered (counters), whether it is read now, and per
+    /// channel its last filtered and raw values in the channel's unit (gauges, from the first
+    /// sample on). A sensor's series leave the exposition when it goes.
+    private func updateSensors(_ s: inout State, _ sensors: [SensorState]) {
+        var present = Set<DeviceID>()
+        for sensor in sensors {
+            let info = sensor.info
+            present.insert(info.id)
+            let labels = ["sensor": info.id.rawValue, "name": VisibleText.escaped(info.name)]
+            var counters = s.sensorCounters[info.id] ?? [:]
+            count(&counters, "evflow_sensor_samples_in_total", labels, sensor.samplesIn)
+            count(&counters, "evflow_sensor_samples_out_total", labels, sensor.samplesOut)
+            s.sensorCounters[info.id] = counters
+            var gauges = s.sensorGauges[info.id] ?? [:]
+            func gauge(_ name: String, _ labels: [String: String]) -> CoreMetrics.Gauge {
+                let key = Self.key(name, labels)
+                if let g = gauges[key] { return g }
+                let g = CoreMetrics.Gauge(label: name, dimensions: Self.dimensions(labels), factory: factory)
+                gauges[key] = g
+                return g
+            }
+            gauge("evflow_sensor_read", labels).record(sensor.live ? 1 : 0)
+            for (i, channel) in info.channels.enumerated() {
+                var l = labels
+                l["channel"] = channel.name
+                l["quantity"] = channel.quantity.rawValue
+                l["unit"] = channel.unit
+                if let f = sensor.filtered, i < f.values.count, f.values[i].isFinite { gauge("evflow_sensor_value", l).record(f.values[i]) }
+                if let r = sensor.raw, i < r.values.count, r.values[i].isFinite { gauge("evflow_sensor_raw_value", l).record(r.values[i]) }
+            }
+            s.sensorGauges[info.id] = gauges
+        }
+        for (id, counters) in s.sensorCounters where !present.contains(id) {
+            for exported in counters.values { exported.counter.destroy() }
+            s.sensorCounters[id] = nil
+            for g in s.sensorGauges[id]?.values ?? [:].values { g.destroy() }
+            s.sensorGauges[id] = nil
         }
     }
 

@@ -13,13 +13,25 @@ extension ClientConnection {
         switch request.kind {
         case .devices:
             let devices = core.hub.devices.map(core.withOutput)
-            respond { $0.appendDevices(devices, tag: tag) }
+            let sensors = core.hub.sensors.sensors
+            respond { $0.appendDevices(devices, sensors: sensors, tag: tag) }
         case .state(let device):
             switch core.stateReport(for: device) {
             case .success(let report):
                 let shown = loop.value.keys == .visible ? report : KeyPrivacy.redacted(report)
                 respond { $0.appendState(shown, tag: tag) }
-            case .failure(let error): respond { $0.appendError(ProtocolError(error.kind, requestClass: "STATE", tag: tag)) }
+            case .failure(let error):
+                // Not an input device: a sensor (1.4) by id or name, else the device's error.
+                switch core.hub.sensors.state(of: device) {
+                case .found(let state):
+                    let report = SensorStateReport(sensor: state.info, filtered: state.filtered, raw: state.raw,
+                                                   orientation: state.orientation, live: state.live)
+                    respond { $0.appendSensorState(report, tag: tag) }
+                case .ambiguous:
+                    respond { $0.appendError(ProtocolError(.ambiguousDevice(device), requestClass: "STATE", tag: tag)) }
+                case .none:
+                    respond { $0.appendError(ProtocolError(error.kind, requestClass: "STATE", tag: tag)) }
+                }
             }
         case .stats:
             let stats = loop.value.keys == .visible ? core.stats() : KeyPrivacy.redacted(core.stats())
@@ -71,7 +83,7 @@ extension ClientConnection {
         endWatch()
         let generation = outbox.generation
         let listed = core.hub.devices.filter(request.selects)
-        let matched = listed.map(\.id)
+        let matched = listed.map(\.id) + core.hub.sensors.sensors.filter(request.selects).map(\.id)
         meta.withLock {
             $0.tag = tag
             $0.stream = request.stream
@@ -137,6 +149,14 @@ final class WatchEncoder: @unchecked Sendable {
             writer.reset()
             writer.appendDeviceNotice(change)
             queued = client.enqueue(writer.bytes, generation: generation)
+        case .sensorNotice(let change):
+            writer.reset()
+            writer.appendSensorNotice(change)
+            queued = client.enqueue(writer.bytes, generation: generation)
+        case .sample(let sensor, let stream, let sample, let orientation):
+            writer.reset()
+            writer.appendSample(sensor, stream: stream, sample: sample, orientation: orientation)
+            queued = client.enqueue(writer.bytes, generation: generation, frameTime: sample.time)
         }
         if queued { client.sent.add(1, ordering: .relaxed) }
     }

@@ -245,7 +245,7 @@ final class ServerCore: @unchecked Sendable {
             clientsWatching: watching, clientsIdle: clients.count - watching, closed: closed,
             bytesSent: bytesSent.load(ordering: .relaxed), liveResources: LiveResources.count,
             uptime: Double(monotonicNow() - startTime) / 1e9, release: configuration.release,
-            source: sourceStatistics?(), latency: latency)
+            source: sourceStatistics?(), latency: latency, sensors: hub.sensors.states)
         return metrics.export(snapshot)
     }
 

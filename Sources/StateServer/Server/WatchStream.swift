@@ -9,6 +9,10 @@ enum WatchItem: Sendable {
     case frame(DeviceID, InputFrame)
     /// A device appeared, went away, or could not be opened.
     case notice(DeviceChange)
+    /// A sample of a sensor the watch selects (`sensors`, 1.4), of the watch's stream.
+    case sample(SensorInfo, StreamKind, SensorSample, orientation: String?)
+    /// A selected sensor came (after the watch started) or went.
+    case sensorNotice(SensorChange)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -59,16 +63,49 @@ enum WatchStream {
                 return watch.selects(stream.info) ? device(stream, announce: true) : .empty()
             }
         }
+        if !watch.sensors.isEmpty {
+            items = Observable.merge([items, samples(hub: hub.sensors, watch: watch)])
+        }
         if let rate = watch.maxRate {
             let limiter = RateLimiterBox(rate: rate)
             items = items.filter { item in
-                guard case .frame(_, let frame) = item else { return true }   // notices: never limited
-                if limiter.admit(frame) { return true }
+                let admitted: Bool
+                switch item {
+                case .notice, .sensorNotice: return true   // never limited
+                case .frame(_, let frame): admitted = limiter.admit(frame)
+                case .sample(_, _, let sample, _): admitted = limiter.admit(time: sample.time)
+                }
+                if admitted { return true }
                 onRateDrop()
                 return false
             }
         }
         return items
+    }
+
+    /// The `SAMPLE`s of the sensors `watch` selects, present and later ones, each later one
+    /// announced (`SENSOR` added) and each one's end noticed (`SENSOR` removed): subscribing a
+    /// sensor's updates here is what makes it read, and disposing the watch stops it.
+    static func samples(hub: SensorHub, watch: WatchRequest) -> Observable<WatchItem> {
+        let raw = watch.stream == .raw
+        func sensor(_ feed: SensorFeed, announce: Bool) -> Observable<WatchItem> {
+            guard watch.selects(feed.info) else { return .empty() }
+            let info = feed.info
+            let samples = feed.updates.compactMap { update -> WatchItem? in
+                switch update {
+                case .raw(let s): raw ? .sample(info, .raw, s, orientation: nil) : nil
+                case .filtered(let s, let o): raw ? nil : .sample(info, .filtered, s, orientation: o)
+                }
+            }
+            .concat(.just(.sensorNotice(.removed(info))))
+            return announce ? samples.startWith(.sensorNotice(.added(info))) : samples
+        }
+        return hub.feeds().flatMap { update -> Observable<WatchItem> in
+            switch update {
+            case .present(let feeds): Observable.merge(feeds.map { sensor($0, announce: false) })
+            case .added(let feed): sensor(feed, announce: true)
+            }
+        }
     }
 
     /// The frame with only the selected events (never `SYN_REPORT`), nil when none is left.
@@ -119,6 +156,9 @@ final class RateLimiterBox: @unchecked Sendable {
     private var limiter: RateLimiter
 
     init(rate: Double) { limiter = RateLimiter(rate: rate) }
+
+    /// Whether a sensor sample at `time` may be sent (samples are never essential).
+    func admit(time: Int64) -> Bool { limiter.admit(time: time, essential: false) }
 
     func admit(_ frame: InputFrame) -> Bool {
         let essential = frame.events.contains { $0.type == EventType.key || $0.type == EventType.sw }

@@ -89,7 +89,7 @@ struct Top: ParsableCommand {
     /// STATS, DEVICES, STATE of each device and LATENCY, asked in turn on one connection.
     static func sample(_ client: DaemonClient) throws -> TopSample {
         guard case .stats(let stats, _) = try client.request(Request(.stats)).message,
-              case .devices(let devices, _) = try client.request(Request(.devices)).message,
+              case .devices(let devices, _, _) = try client.request(Request(.devices)).message,
               case .latency(let latency, _) = try client.request(Request(.latency)).message else {
             throw CtlFailure.protocolError("unexpected reply")
         }

@@ -1,0 +1,354 @@
+import InputModel
+import Reactive
+import Synchronization
+
+/// One sample of a sensor as the hub passes it on: as read, or out of the sensor's filters.
+public enum SensorUpdate: Hashable, Sendable {
+    /// The sample as the source read it (physical units).
+    case raw(SensorSample)
+    /// The sample out of the sensor's filter chain, with the device's orientation after it
+    /// (accelerometers with orientation on: `normal`, `left-up`, …; nil otherwise).
+    case filtered(SensorSample, orientation: String? = nil)
+
+    /// The sample.
+    public var sample: SensorSample {
+        switch self {
+        case .raw(let s), .filtered(let s, _): s
+        }
+    }
+}
+
+/// A present sensor as a watcher gets it: its description and its updates (raw and
+/// filtered), which complete when the sensor goes away or the hub stops.
+public struct SensorFeed: Sendable {
+    /// The sensor.
+    public let info: SensorInfo
+    /// Raw and filtered samples from the moment of subscribing; subscribing starts the
+    /// sensor's reading if nobody else consumes it.
+    public let updates: Observable<SensorUpdate>
+}
+
+/// What a sensor's `STATE` reports: the last samples seen, and whether anyone consumes it.
+public struct SensorState: Hashable, Sendable {
+    /// The sensor.
+    public var info: SensorInfo
+    /// The last sample read (nil before the sensor was first consumed).
+    public var raw: SensorSample?
+    /// The last sample out of the filters (nil before the first one).
+    public var filtered: SensorSample?
+    /// The device's orientation after the last filtered sample (accelerometers).
+    public var orientation: String?
+    /// Whether the sensor is being read now (a watcher or the bridge consumes it).
+    public var live: Bool
+    /// Samples read since the sensor came (while it was consumed).
+    public var samplesIn: UInt64 = 0
+    /// Samples out of its filters since the sensor came.
+    public var samplesOut: UInt64 = 0
+
+    /// A state.
+    public init(info: SensorInfo, raw: SensorSample?, filtered: SensorSample?, orientation: String? = nil, live: Bool) {
+        self.info = info
+        self.raw = raw
+        self.filtered = filtered
+        self.orientation = orientation
+        self.live = live
+    }
+}
+
+/// The pipeline for sensors, beside the input devices' (`DeviceHub`): each `SensorStream`
+/// of the source becomes a session that lives as long as the sensor (until its `removal`
+/// completes, or the hub stops).
+///
+/// ```
+/// source.sensors                                       Observable<SensorStream>
+///   → flatMap { session($0) }                          one inner subscription per sensor
+///        samples (only while consumed) → .raw ─┬─→ share() → feeds → watchers, the bridge
+///                 → filter(info, samples)   → .filtered ┘      (last raw/filtered kept for STATE)
+/// ```
+///
+/// A sensor's samples are subscribed only while something consumes them: the session keeps
+/// one reference-counted connection (`share`), made by the first watcher and disposed with
+/// the last, so a sensor nobody watches is not read at all (no buffer, no polling). `STATE`
+/// then answers with the last samples seen, `live: false` — it does not wake the sensor.
+///
+/// Confined to the scheduler like `DeviceHub`'s sessions: the source delivers there and the
+/// connection is made and disposed there (`subscribe(on:)`), so a source's fd or timer is
+/// only touched on the input thread. The registry shared with the server's threads is one
+/// short lock taken when a sensor comes or goes or a watcher starts, never per sample.
+public final class SensorHub: @unchecked Sendable {
+    /// The filter chain of one sensor: its raw samples in, the filtered samples out
+    /// (per channel; the configuration's settings for the sensor). Runs on the scheduler.
+    public typealias Filter = @Sendable (SensorInfo, Observable<SensorSample>) -> Observable<SensorSample>
+
+    /// Passes samples through unchanged: a hub without sensor filters configured.
+    public static let unfiltered: Filter = { _, samples in samples }
+
+    /// The orientation rule of a sensor, nil for none (not an accelerometer, or turned off).
+    public typealias OrientationRule = @Sendable (SensorInfo) -> OrientationSettings?
+
+
+    /// A session's last samples and counts, written per sample on the scheduler, read by
+    /// `STATE` and `METRICS` (one short lock, never held while calling out).
+    private struct Latest {
+        var raw: SensorSample?
+        var filtered: SensorSample?
+        var orientation: String?
+        var live = false
+        var samplesIn: UInt64 = 0
+        var samplesOut: UInt64 = 0
+    }
+
+    private final class SensorSession: @unchecked Sendable {
+        let info: SensorInfo
+        let sequence: Int
+        /// Raw and filtered samples, connected while anyone is subscribed.
+        var updates: Observable<SensorUpdate> = .empty()
+        /// `true` once the session closed; watchers' feeds end on it.
+        let ended = BehaviorSubject<Bool>(value: false)
+        let latest = PosixLocked<Latest>(Latest())
+        var closed = false
+
+        init(info: SensorInfo, sequence: Int) {
+            self.info = info
+            self.sequence = sequence
+        }
+
+        var feed: SensorFeed {
+            SensorFeed(info: info, updates: updates.take(until: ended.filter { $0 }))
+        }
+    }
+
+    /// What `feeds()` delivers.
+    public enum Update: Sendable {
+        /// First, once: the sensors present when the watcher started, in the order they came.
+        case present([SensorFeed])
+        /// Then each sensor as it comes.
+        case added(SensorFeed)
+    }
+
+    private struct Registry {
+        var sessions: [DeviceID: SensorSession] = [:]
+        var watchers: [UInt64: PublishSubject<Update>] = [:]
+        var nextWatcher: UInt64 = 0
+        var nextSequence = 0
+    }
+
+    /// The scheduler the hub runs on (the input scheduler).
+    public let scheduler: SchedulerType
+    private let filter: Filter
+    private let orientationRule: OrientationRule
+    private let registry = PosixLocked(Registry())
+    /// The configuration the filters follow (`init(scheduler:config:)`); nil for a hub given
+    /// its filter.
+    private let configs: BehaviorSubject<FilterConfig>?
+
+    /// A hub on `scheduler` whose sensors' samples go through `filter`, and whose
+    /// accelerometers' orientation is decided on the filtered samples by `orientation`.
+    public init(scheduler: SchedulerType, filter: @escaping Filter = SensorHub.unfiltered,
+                orientation: @escaping OrientationRule = { _ in nil }) {
+        self.scheduler = scheduler
+        self.filter = filter
+        orientationRule = orientation
+        configs = nil
+    }
+
+    /// A hub whose sensors run the configuration's filters (`filterSensor` with
+    /// `sensorSettings(for:)`) and orientation rule, following `reload`: a reload reaches the
+    /// running filters (`settingsUpdates`: unchanged channels keep their state); the
+    /// orientation rule is taken when a sensor's reading starts.
+    public init(scheduler: SchedulerType, config: FilterConfig) {
+        let configs = BehaviorSubject(value: config)
+        self.scheduler = scheduler
+        self.configs = configs
+        filter = { info, samples in
+            let current = (try? configs.value()) ?? config
+            // The subject replays the settings the chain starts with: only later ones are updates.
+            let updates = configs.asObservable().skip(1).map { $0.sensorSettings(for: info) }
+            return samples.filterSensor(current.sensorSettings(for: info), channels: info.channels, scheduler: scheduler,
+                                        settingsUpdates: updates)
+        }
+        orientationRule = { info in ((try? configs.value()) ?? config).sensorSettings(for: info).orientation }
+    }
+
+    /// A new configuration for the sensors' filters (SIGHUP); call it on the scheduler. A hub
+    /// given its own filter ignores it.
+    public func reload(_ config: FilterConfig) {
+        configs?.onNext(config)
+    }
+
+    /// Runs the sensor pipeline over `sensors` until disposed; disposing ends every session.
+    public func run(_ sensors: Observable<SensorStream>,
+                    onError: @escaping @Sendable (any Error) -> Void = { _ in }) -> Disposable {
+        sensors
+            .flatMap { [weak self] stream -> Observable<Never> in
+                self?.session(for: stream) ?? .empty()
+            }
+            .subscribe(on: scheduler)
+            .subscribe(onError: onError)
+    }
+
+    /// The present sensors, in the order they came.
+    public var sensors: [SensorInfo] {
+        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }.map(\.info)
+    }
+
+    /// The number of present sensors.
+    public var sensorCount: Int { registry.withLock { $0.sessions.count } }
+
+    /// A present sensor's last samples, by id or else by exact name; nil when there is no
+    /// such sensor, `.ambiguous` when several share the name.
+    public func state(of sensor: String) -> SensorLookup {
+        let sessions = registry.withLock { Array($0.sessions.values) }
+        let found: SensorSession
+        if let byID = sessions.first(where: { $0.info.id.rawValue == sensor }) {
+            found = byID
+        } else {
+            let named = sessions.filter { $0.info.name == sensor }
+            if named.count > 1 { return .ambiguous }
+            guard let one = named.first else { return .none }
+            found = one
+        }
+        return .found(Self.state(found))
+    }
+
+    /// Every present sensor's state, in the order they came (`METRICS`).
+    public var states: [SensorState] {
+        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }.map(Self.state)
+    }
+
+    private static func state(_ session: SensorSession) -> SensorState {
+        let l = session.latest.withLock { $0 }
+        var state = SensorState(info: session.info, raw: l.raw, filtered: l.filtered, orientation: l.orientation, live: l.live)
+        state.samplesIn = l.samplesIn
+        state.samplesOut = l.samplesOut
+        return state
+    }
+
+    /// The sensor's inner sequence: its session lives from subscription until the sensor's
+    /// `removal` completes or the subscription is disposed.
+    private func session(for stream: SensorStream) -> Observable<Never> {
+        Observable<Never>.create { [weak self] observer in
+            guard let self else {
+                observer.onCompleted()
+                return Disposables.create()
+            }
+            let session = open(stream)
+            let removal = stream.removal.subscribe(onError: { _ in observer.onCompleted() },
+                                                   onCompleted: { observer.onCompleted() })
+            return Disposables.create { [weak self] in
+                removal.dispose()
+                self?.close(session)
+            }
+        }
+    }
+
+    private func open(_ stream: SensorStream) -> SensorSession {
+        let info = stream.info
+        if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
+        let session = registry.withLock { r -> SensorSession in
+            r.nextSequence += 1
+            return SensorSession(info: info, sequence: r.nextSequence)
+        }
+        let latest = session.latest
+        let filter = filter
+        let samples = stream.samples
+        let orientationSettings = orientationRule(info)
+        // One connection for every consumer: the first subscriber reads the sensor, the last
+        // disposal stops it. Raw samples go out first, then through the filter chain.
+        session.updates = Observable<SensorUpdate>.create { observer in
+            latest.withLock { $0.live = true }
+            let raw = PublishSubject<SensorSample>()
+            // The orientation rule runs on each filtered sample before it goes out (it is
+            // synchronous), so the sample carries the orientation it led to.
+            let levels = PublishSubject<SensorSample>()
+            let orientation = orientationSettings.map { settings in
+                levels.orientation(settings, channels: info.channels, mountMatrix: info.mountMatrix ?? .identity)
+                    .subscribe(onNext: { o in latest.withLock { $0.orientation = o.rawValue } })
+            }
+            let filtered = filter(info, raw.asObservable()).subscribe(
+                onNext: { sample in
+                    levels.onNext(sample)
+                    let o = latest.withLock { l -> String? in
+                        l.filtered = sample
+                        l.samplesOut += 1
+                        return l.orientation
+                    }
+                    observer.onNext(.filtered(sample, orientation: o))
+                },
+                onError: { observer.onError($0) },
+                onCompleted: { observer.onCompleted() })
+            let reading = samples.subscribe(
+                onNext: { sample in
+                    latest.withLock { l in
+                        l.raw = sample
+                        l.samplesIn += 1
+                    }
+                    observer.onNext(.raw(sample))
+                    raw.onNext(sample)
+                },
+                onError: { raw.onError($0) },
+                onCompleted: { raw.onCompleted() })
+            return Disposables.create {
+                reading.dispose()
+                filtered.dispose()
+                orientation?.dispose()
+                latest.withLock { $0.live = false }
+            }
+        }
+        .subscribe(on: scheduler)
+        .share()
+        let watchers = registry.withLock { r -> [PublishSubject<Update>] in
+            r.sessions[info.id] = session
+            return Array(r.watchers.values)
+        }
+        for watcher in watchers { watcher.onNext(.added(session.feed)) }
+        return session
+    }
+
+    private func close(_ session: SensorSession) {
+        if session.closed { return }
+        session.closed = true
+        registry.withLock { r in
+            if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
+        }
+        session.ended.onNext(true)
+        session.ended.onCompleted()
+    }
+
+    /// The hub's sensors for watchers: first `.present` with the sensors present now, then
+    /// `.added` for each sensor as it comes. The snapshot and the later sensors neither
+    /// overlap nor leave a gap (both decided under the registry's lock); disposal removes the
+    /// watcher. A feed's updates are hot, and subscribing them is what makes the sensor read.
+    public func feeds() -> Observable<Update> {
+        Observable<Update>.deferred { [weak self] in
+            guard let self else { return .empty() }
+            let later = PublishSubject<Update>()
+            let registration = Observable<Update>.create { [weak self] observer in
+                guard let self else {
+                    observer.onCompleted()
+                    return Disposables.create()
+                }
+                let (id, present) = registry.withLock { r -> (UInt64, [SensorSession]) in
+                    r.nextWatcher += 1
+                    r.watchers[r.nextWatcher] = later
+                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence })
+                }
+                observer.onNext(.present(present.map(\.feed)))
+                return Disposables.create { [weak self] in
+                    _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
+                }
+            }
+            return Observable.merge([later.asObservable(), registration])
+        }
+    }
+}
+
+/// The answer of `SensorHub.state(of:)`.
+public enum SensorLookup: Hashable, Sendable {
+    /// The sensor and its last samples.
+    case found(SensorState)
+    /// No present sensor has that id or name.
+    case none
+    /// Several present sensors have that name.
+    case ambiguous
+}

@@ -1,0 +1,166 @@
+import InputModel
+import Reactive
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which side of the device is up, with iio-sensor-proxy's names and axes convention: `x`
+/// points to the right edge of the screen, `y` to its top edge, `z` out of the screen, and
+/// an accelerometer at rest reads +g along the axis that points up (a device upright in its
+/// normal orientation reads `y ≈ +9.8`; lying face-up, `z ≈ +9.8`).
+public enum Orientation: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Not known yet (no sample, or none clear enough).
+    case undefined
+    /// The top edge up (`+y`).
+    case normal
+    /// The bottom edge up (`−y`).
+    case bottomUp = "bottom-up"
+    /// The left edge up (`−x`).
+    case leftUp = "left-up"
+    /// The right edge up (`+x`).
+    case rightUp = "right-up"
+    /// Lying flat, screen up (`+z`).
+    case faceUp = "face-up"
+    /// Lying flat, screen down (`−z`).
+    case faceDown = "face-down"
+
+    /// The in-plane angle of an upright orientation's "up" in degrees (`atan2(x, y)`), nil for
+    /// the flat ones and `undefined`.
+    var centre: Double? {
+        switch self {
+        case .normal: 0
+        case .rightUp: 90
+        case .bottomUp: 180
+        case .leftUp: -90
+        case .faceUp, .faceDown, .undefined: nil
+        }
+    }
+}
+
+/// The orientation rule's parameters.
+public struct OrientationSettings: Hashable, Sendable {
+    /// Degrees a reading must go past a boundary before the orientation changes.
+    public var hysteresis: Double
+    /// The device is flat (face-up / face-down) when gravity is within this many degrees of
+    /// its `z` axis.
+    public var flatAngle: Double
+    /// Readings whose magnitude differs from standard gravity by more than this fraction
+    /// (shaking, free fall) decide nothing.
+    public var gravityTolerance: Double
+
+    /// Settings; the defaults are evflow's (see docs/sensors.md, "Orientation").
+    public init(hysteresis: Double = 10, flatAngle: Double = 25, gravityTolerance: Double = 0.4) {
+        self.hysteresis = hysteresis
+        self.flatAngle = flatAngle
+        self.gravityTolerance = gravityTolerance
+    }
+}
+
+/// Derives the orientation from accelerometer readings (in m/s², device axes) with
+/// hysteresis. Pure; no time: it changes only on readings.
+///
+/// For a reading `(x, y, z)` with magnitude `g`:
+/// - `tilt` = the angle between gravity and the screen's normal, `acos(|z| / g)` in degrees
+///   (0 = flat), and `φ = atan2(x, y)` in degrees, the direction of "up" in the screen plane
+///   (0 normal, 90 right-up, ±180 bottom-up, −90 left-up).
+/// - Regions: flat when `tilt < flatAngle` (face-up for `z > 0`, face-down otherwise);
+///   otherwise the upright orientation whose centre is nearest `φ` (sectors of 90° centred
+///   on 0, 90, 180, −90: boundaries at ±45° and ±135°).
+/// - From **undefined** the reading's region is taken as it is. From any other orientation,
+///   a change needs the reading `hysteresis` degrees inside another region: upright → flat
+///   when `tilt < flatAngle − hysteresis`; flat → upright when `tilt > flatAngle +
+///   hysteresis`; upright → another upright when `φ` is more than `45 + hysteresis` degrees
+///   from the current centre; face-up ↔ face-down when flat by the same margin on the other
+///   side. Between the margins the orientation stays.
+/// - A reading with `|g − 9.80665| > gravityTolerance · 9.80665` is ignored (the device is
+///   moving; gravity's direction is not known).
+///
+/// So a tablet held at 45° between two orientations, with noise under `hysteresis`, keeps the
+/// one it had. iio-sensor-proxy's rule (sensorfw's) instead tests the portrait axis first
+/// against a fixed 35° threshold, with no margin between landscape and portrait, so near the
+/// diagonal each noisy reading can decide anew.
+public struct OrientationState: Hashable, Sendable {
+    /// The rule's parameters.
+    public let settings: OrientationSettings
+    /// The current orientation.
+    public private(set) var current: Orientation = .undefined
+
+    /// A state with `settings`, orientation undefined.
+    public init(settings: OrientationSettings) {
+        self.settings = settings
+    }
+
+    /// Standard gravity, m/s².
+    public static let gravity = 9.80665
+
+    /// One reading; returns the new orientation if it changed.
+    public mutating func on(x: Double, y: Double, z: Double) -> Orientation? {
+        let g = (x * x + y * y + z * z).squareRoot()
+        guard g.isFinite, abs(g - Self.gravity) <= settings.gravityTolerance * Self.gravity else { return nil }
+        let degrees = 180 / Double.pi
+        let tilt = acos(min(abs(z) / g, 1)) * degrees
+        let phi = atan2(x, y) * degrees
+        let h = current == .undefined ? 0 : settings.hysteresis
+        let flatSide: Orientation = z > 0 ? .faceUp : .faceDown
+        var next = current
+        switch current {
+        case .faceUp, .faceDown:
+            if tilt > settings.flatAngle + h {
+                next = Self.nearestUpright(phi)
+            } else if flatSide != current && tilt < settings.flatAngle - h {
+                next = flatSide
+            }
+        case .undefined:
+            next = tilt < settings.flatAngle ? flatSide : Self.nearestUpright(phi)
+        case .normal, .bottomUp, .leftUp, .rightUp:
+            if tilt < settings.flatAngle - h {
+                next = flatSide
+            } else if Self.distance(phi, current.centre!) > 45 + h {
+                next = Self.nearestUpright(phi)
+            }
+        }
+        guard next != current else { return nil }
+        current = next
+        return next
+    }
+
+    /// The absolute difference of two angles in degrees, 0…180.
+    static func distance(_ a: Double, _ b: Double) -> Double {
+        var d = (a - b).truncatingRemainder(dividingBy: 360)
+        if d < 0 { d += 360 }
+        return d > 180 ? 360 - d : d
+    }
+
+    static func nearestUpright(_ phi: Double) -> Orientation {
+        let candidates: [Orientation] = [.normal, .rightUp, .bottomUp, .leftUp]
+        return candidates.min { distance(phi, $0.centre!) < distance(phi, $1.centre!) }!
+    }
+}
+
+extension ObservableType where Element == SensorSample {
+    /// The orientation of an accelerometer's device, from its samples (`OrientationState`):
+    /// each change is delivered once, the first determined orientation included.
+    ///
+    /// - `channels`: the sensor's channels; `accel_x`, `accel_y` and `accel_z` are read (a
+    ///   sensor without all three delivers nothing).
+    /// - `mountMatrix`: the kernel's `in_accel_mount_matrix` (`SensorInfo.mountMatrix`),
+    ///   applied first: `device = matrix × sensor`.
+    /// - Chain it after `filterSensor` to decide on the smoothed, rate-limited levels.
+    /// - Completion, error and disposal pass through; it keeps no timer.
+    public func orientation(_ settings: OrientationSettings, channels: [SensorChannel],
+                            mountMatrix: MountMatrix = .identity) -> Observable<Orientation> {
+        let index = { (name: String) in channels.firstIndex { $0.name == name } }
+        guard let ix = index("accel_x"), let iy = index("accel_y"), let iz = index("accel_z") else {
+            return asObservable().compactMap { _ in nil }
+        }
+        return asObservable()
+            .scan(into: (state: OrientationState(settings: settings), changed: Orientation?.none)) { acc, sample in
+                acc.changed = nil
+                guard sample.values.count == channels.count else { return }
+                let v = mountMatrix.apply((sample.values[ix], sample.values[iy], sample.values[iz]))
+                acc.changed = acc.state.on(x: v.x, y: v.y, z: v.z)
+            }
+            .compactMap { $0.changed }
+    }
+}

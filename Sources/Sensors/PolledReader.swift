@@ -1,0 +1,128 @@
+import InputDevices
+import InputModel
+import Reactive
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Polls sysfs for every polled sensor being read, on ONE timer of the input loop.
+///
+/// One timer per `SensorMonitor` (evflowd has one monitor, so one per process): each tick
+/// reads every registered sensor's channels and delivers their samples, so n polled sensors
+/// cost one wake-up per period, not n. The timer is armed only while a sensor is registered,
+/// so a polled sensor nobody reads costs nothing. Ticks keep to a grid (`previous +
+/// interval`), not `now + interval`, so the rate does not drift by each tick's own work.
+/// Confined to the loop thread.
+final class SensorPoller {
+    private let loop: SchedulerType
+    private let interval: Int64
+    private var timer: SchedulerTimer?
+    private var members: [(key: UInt64, reader: PolledReader)] = []
+    private var nextKey: UInt64 = 0
+    private var deadline: Int64 = 0
+
+    init(loop: SchedulerType, interval: Int64) {
+        self.loop = loop
+        self.interval = interval
+    }
+
+    /// Ticks (for tests and stats).
+    private(set) var ticks = 0
+    /// Sensors being polled.
+    var memberCount: Int { members.count }
+
+    func add(_ reader: PolledReader) -> UInt64 {
+        nextKey += 1
+        members.append((nextKey, reader))
+        if members.count == 1 {
+            let timer = self.timer ?? loop.makeTimer { [weak self] _ in self?.tick() }
+            self.timer = timer
+            deadline = loop.now + interval
+            timer.arm(at: deadline, token: 0)
+        }
+        return nextKey
+    }
+
+    func remove(_ key: UInt64) {
+        members.removeAll { $0.key == key }
+        if members.isEmpty, let timer {
+            // Invalidated, not disarmed: a timer holds the loop's heap slot and its handler.
+            timer.invalidate()
+            self.timer = nil
+        }
+    }
+
+    /// Stops polling everything (the monitor's subscription ended).
+    func stop() {
+        members = []
+        timer?.invalidate()
+        timer = nil
+    }
+
+    private func tick() {
+        ticks += 1
+        let now = loop.now
+        // A tick that is late by more than a period (a suspended machine) starts a new grid.
+        deadline = deadline + interval > now ? deadline + interval : now + interval
+        // A reader may remove itself (its consumer disposes in onNext): iterate a copy.
+        for member in members { member.reader.poll(time: now) }
+        if !members.isEmpty { timer?.arm(at: deadline, token: 0) }
+    }
+}
+
+/// Reads one polled sensor: one fd per channel attribute, kept open and read with `pread`
+/// at offset 0 (sysfs regenerates the value on each read from the start), so a tick costs one
+/// system call per channel. Confined to the loop thread.
+final class PolledReader {
+    private let live = LiveResources.Token()
+    private let channels: [IIODevice.PolledChannel]
+    private var fds: [FileDescriptor]
+    private let deliver: (SensorSample) -> Void
+    private let gone: () -> Void
+    private var buffer = [UInt8](repeating: 0, count: 64)
+
+    /// Opens every channel's attribute; throws the first failure (closing what was opened).
+    init(device: IIODevice, deliver: @escaping (SensorSample) -> Void, gone: @escaping () -> Void) throws(SystemError) {
+        channels = device.polledChannels
+        var fds: [FileDescriptor] = []
+        for channel in channels {
+            do {
+                fds.append(try FileDescriptor.openForReading("\(device.path)/\(channel.attribute)"))
+            } catch {
+                for fd in fds { fd.close() }
+                throw error
+            }
+        }
+        self.fds = fds
+        self.deliver = deliver
+        self.gone = gone
+    }
+
+    /// Reads every channel once and delivers the sample (at `time`, the read time). A
+    /// channel that fails to read or parse skips this tick's sample; ENODEV ends the sensor.
+    func poll(time: Int64) {
+        var values: [Double] = []
+        values.reserveCapacity(channels.count)
+        for (channel, fd) in zip(channels, fds) {
+            let n = buffer.withUnsafeMutableBytes { pread(fd.rawValue, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == ENODEV { gone() }
+                return
+            }
+            guard let raw = parse(n) else { return }
+            values.append(channel.conversion.physical(raw))
+        }
+        deliver(SensorSample(time: time, values: values))
+    }
+
+    private func parse(_ count: Int) -> Double? {
+        var end = count
+        while end > 0 && (buffer[end - 1] == 10 || buffer[end - 1] == 32) { end -= 1 }
+        return Double(String(decoding: buffer[0..<end], as: UTF8.self))
+    }
+
+    func close() {
+        for fd in fds { fd.close() }
+        fds = []
+    }
+}

@@ -1,0 +1,2 @@
+// evflow-sensors-probe: see SensorsProbe.swift.
+SensorsProbe.main()

@@ -1,0 +1,219 @@
+import InputModel
+import Pipeline
+import Reactive
+import ReactiveTesting
+import Synchronization
+import Testing
+
+/// `SensorHub`: sensor sessions beside the devices', read only while consumed.
+@Suite("SensorHub", .ownLiveResources)
+struct SensorHubTests {
+    static let light = SensorInfo(id: DeviceID(rawValue: "iio:light"), name: "als", sysname: "iio:device1",
+                                  channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)
+
+    /// A hub over sensors the test drives; each sensor's samples count the subscriptions made
+    /// to them (what reading the sensor would cost).
+    final class Rig: @unchecked Sendable {
+        let scheduler = VirtualTimeScheduler()
+        let sensors = PublishSubject<SensorStream>()
+        let hub: SensorHub
+        let samples = PublishSubject<SensorSample>()
+        let removal = PublishSubject<Never>()
+        let counts = Counts()
+        private var running: Disposable?
+
+        init(filter: @escaping SensorHub.Filter = SensorHub.unfiltered,
+             orientation: @escaping SensorHub.OrientationRule = { _ in nil }) {
+            hub = SensorHub(scheduler: scheduler, filter: filter, orientation: orientation)
+            running = hub.run(sensors.asObservable())
+            scheduler.advance(by: .zero)
+        }
+
+        func plug(_ info: SensorInfo) {
+            let samples = samples, counts = counts
+            let counted = Observable<SensorSample>.create { observer in
+                counts.subscriptions.add(1, ordering: .relaxed)
+                counts.active.add(1, ordering: .relaxed)
+                let s = samples.subscribe(observer)
+                return Disposables.create {
+                    s.dispose()
+                    counts.active.subtract(1, ordering: .relaxed)
+                }
+            }
+            sensors.onNext(SensorStream(info: info, samples: counted, removal: removal.asObservable()))
+        }
+
+        func stop() {
+            running?.dispose()
+            running = nil
+            scheduler.advance(by: .zero)
+        }
+    }
+
+    /// Subscribes every present sensor's updates, collecting them.
+    static func watch(_ hub: SensorHub, into seen: PosixLockedList) -> Disposable {
+        hub.feeds().flatMap { update -> Observable<SensorUpdate> in
+            switch update {
+            case .present(let feeds): Observable.merge(feeds.map(\.updates))
+            case .added(let feed): feed.updates
+            }
+        }
+        .subscribe(onNext: { seen.append($0) }, onCompleted: { seen.append(nil) })
+    }
+
+    @Test("a sensor is read only while something consumes it, once for all consumers; STATE keeps the last samples")
+    func readOnlyWhileConsumed() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            rig.plug(Self.light)
+            #expect(rig.hub.sensors == [Self.light])
+            rig.samples.onNext(SensorSample(time: 1, values: [5]))   // nobody reads it: not even subscribed
+            #expect(rig.counts.subscriptions.load(ordering: .relaxed) == 0)
+            #expect(rig.hub.state(of: "als") == .found(SensorState(info: Self.light, raw: nil, filtered: nil, live: false)))
+
+            let first = PosixLockedList(), second = PosixLockedList()
+            let a = Self.watch(rig.hub, into: first)
+            let b = Self.watch(rig.hub, into: second)
+            rig.scheduler.advance(by: .zero)   // the connection is made on the hub's scheduler
+            #expect(rig.counts.subscriptions.load(ordering: .relaxed) == 1)
+            rig.samples.onNext(SensorSample(time: 2, values: [120]))
+            #expect(first.items == [.raw(SensorSample(time: 2, values: [120])), .filtered(SensorSample(time: 2, values: [120]))])
+            #expect(second.items == first.items)
+            var expected = SensorState(info: Self.light, raw: SensorSample(time: 2, values: [120]),
+                                       filtered: SensorSample(time: 2, values: [120]), live: true)
+            expected.samplesIn = 1   // the sample before anyone read it was never read
+            expected.samplesOut = 1
+            #expect(rig.hub.state(of: Self.light.id.rawValue) == .found(expected))
+
+            a.dispose()
+            rig.scheduler.advance(by: .zero)
+            #expect(rig.counts.active.load(ordering: .relaxed) == 1)   // the other still reads it
+            b.dispose()
+            rig.scheduler.advance(by: .zero)
+            #expect(rig.counts.active.load(ordering: .relaxed) == 0)   // the last consumer gone: reading stopped
+            guard case .found(let state) = rig.hub.state(of: "als") else {
+                Issue.record("the sensor is gone")
+                return
+            }
+            #expect(!state.live)
+            #expect(state.filtered == SensorSample(time: 2, values: [120]))   // the last value seen stays
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("the filter chain runs per sensor on its raw samples; raw and filtered are both passed on")
+    func filterAppliedRawKept() {
+        let baseline = LiveResources.owned
+        do {
+            // A stand-in filter: drops a phantom zero, passes the rest.
+            let rig = Rig(filter: { _, samples in samples.filter { $0.values[0] != 0 } })
+            rig.plug(Self.light)
+            let seen = PosixLockedList()
+            let w = Self.watch(rig.hub, into: seen)
+            rig.scheduler.advance(by: .zero)
+            for (t, v) in [(1, 120.0), (2, 0), (3, 121)] { rig.samples.onNext(SensorSample(time: Int64(t), values: [v])) }
+            #expect(seen.items.compactMap { if case .filtered(let s, _)? = $0 { s.values[0] } else { nil } } == [120, 121])
+            #expect(seen.items.compactMap { if case .raw(let s)? = $0 { s.values[0] } else { nil } } == [120, 0, 121])
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("an accelerometer's filtered samples carry the orientation they lead to; STATE has it")
+    func orientationOnFilteredSamples() {
+        let baseline = LiveResources.owned
+        do {
+            let accel = SensorInfo(id: DeviceID(rawValue: "iio:accel"), name: "accel_3d", sysname: "iio:device0",
+                                   channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
+                                   buffered: true)
+            let rig = Rig(orientation: { $0.channels.count == 3 ? OrientationSettings() : nil })
+            rig.plug(accel)
+            let seen = PosixLockedList()
+            let w = Self.watch(rig.hub, into: seen)
+            rig.scheduler.advance(by: .zero)
+            rig.samples.onNext(SensorSample(time: 1, values: [0, 9.81, 0]))   // upright: the top edge up
+            #expect(seen.items.last == .filtered(SensorSample(time: 1, values: [0, 9.81, 0]), orientation: "normal"))
+            #expect(seen.items.first == .raw(SensorSample(time: 1, values: [0, 9.81, 0])))
+            guard case .found(let state) = rig.hub.state(of: "accel_3d") else {
+                Issue.record("no sensor")
+                return
+            }
+            #expect(state.orientation == "normal")
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("a hub following the configuration runs its sensor filters, and a reload reaches the running chain")
+    func configuredFiltersFollowReload() throws {
+        let baseline = LiveResources.owned
+        do {
+            // A 10 lx band, no settling: 105 is inside it; after the reload (1 lx) 107 is a change.
+            let wide = try FilterConfig.parse(yaml: "version: 1\nsensors:\n  defaults:\n    illuminance: { hysteresis: 10, settle: 0ms, outliers: { phantom_zero: off } }\n")
+            let narrow = try FilterConfig.parse(yaml: "version: 1\nsensors:\n  defaults:\n    illuminance: { hysteresis: 1, settle: 0ms, outliers: { phantom_zero: off } }\n")
+            let scheduler = VirtualTimeScheduler()
+            let hub = DeviceHub(store: StateStore(), config: wide, scheduler: scheduler, latencyClock: .replay, filterSensors: true)
+            let source = PublishSubject<SensorStream>()
+            let samples = PublishSubject<SensorSample>()
+            let running = hub.sensors.run(source.asObservable())
+            scheduler.advance(by: .zero)
+            source.onNext(SensorStream(info: Self.light, samples: samples.asObservable(), removal: .never()))
+            let seen = PosixLockedList()
+            let w = Self.watch(hub.sensors, into: seen)
+            scheduler.advance(by: .zero)
+            func filtered() -> [Double] { seen.items.compactMap { if case .filtered(let s, _)? = $0 { s.values[0] } else { nil } } }
+            samples.onNext(SensorSample(time: 1, values: [100]))
+            samples.onNext(SensorSample(time: 2, values: [105]))
+            #expect(filtered() == [100])
+            hub.reload(narrow)
+            scheduler.advance(by: .zero)   // the reload is applied on the hub's scheduler
+            samples.onNext(SensorSample(time: 3, values: [107]))
+            #expect(filtered() == [100, 107])
+            w.dispose()
+            running.dispose()
+            scheduler.advance(by: .zero)
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("removal ends the session and the watchers' feeds, whether or not the sensor was read")
+    func removalEndsSession() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            rig.plug(Self.light)
+            var completed = false
+            let w = rig.hub.feeds().subscribe(onNext: { update in
+                guard case .present(let feeds) = update else { return }
+                for feed in feeds { _ = feed.updates.subscribe(onCompleted: { completed = true }) }
+            })
+            rig.scheduler.advance(by: .zero)
+            rig.removal.onCompleted()
+            #expect(rig.hub.sensors.isEmpty)
+            #expect(rig.hub.state(of: "als") == SensorLookup.none)
+            #expect(completed)
+            rig.scheduler.advance(by: .zero)
+            #expect(rig.counts.active.load(ordering: .relaxed) == 0)
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+}
+
+/// How often a sensor's samples were subscribed, and how many subscriptions are open.
+final class Counts: Sendable {
+    let subscriptions = Atomic<Int>(0)
+    let active = Atomic<Int>(0)
+}
+
+/// Updates collected from callbacks (`nil`: completed).
+final class PosixLockedList: @unchecked Sendable {
+    private let lock = Mutex<[SensorUpdate?]>([])
+    func append(_ u: SensorUpdate?) { lock.withLock { $0.append(u) } }
+    var items: [SensorUpdate?] { lock.withLock { $0 } }
+}

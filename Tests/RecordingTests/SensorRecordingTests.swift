@@ -1,0 +1,118 @@
+import Foundation
+import InputModel
+import Reactive
+import ReactiveTesting
+import Testing
+@testable import Recording
+
+/// The sensor recording format (docs/formats/sensors.md) and its replay.
+@Suite("Sensor recordings", .ownLiveResources)
+struct SensorRecordingTests {
+    static let ms: Int64 = 1_000_000
+
+    static func parse(_ text: String) throws(RecordingError) -> SensorRecording {
+        try SensorRecording.parse(Array(text.utf8), file: "t.sensors")
+    }
+
+    @Test func theLightFixtureReadsWithItsTimesFromTheFirstSample() throws {
+        let r = try SensorRecording.read(path: Fixtures.url("sensors/als-phantom-zero.sensors").path)
+        #expect(r.sensors == [SensorInfo(id: DeviceID(rawValue: "iio:0000:0000-als00001"), name: "als", sysname: "iio:device1",
+                                         channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)])
+        #expect(r.entries.count == 50)
+        #expect(r.entries[0].sample.time == 0)
+        #expect(r.entries[20].sample == SensorSample(time: 2000 * Self.ms, values: [0]))
+    }
+
+    @Test func whatIsWrittenReadsBackEqual() throws {
+        let r = try SensorRecording.read(path: Fixtures.url("sensors/accel-tilt-45.sensors").path)
+        #expect(r.sensors[0].channels.map(\.name) == ["accel_x", "accel_y", "accel_z"])
+        #expect(r.sensors[0].buffered)
+        #expect(try Self.parse(r.written()) == r)
+    }
+
+    @Test(arguments: [
+        ("# EVFLOW SESSION 1\n", 1, "bad session: the first line must be '# EVFLOW SENSORS 1'"),
+        ("# EVFLOW SENSORS 1\n", 1, "no events: the recording describes no sensor (no S: line)"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 1.000000 a\n", 4,
+         "truncated line: expected a value for illuminance"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 1.000000 a 3 4\n", 4,
+         "unexpected text '4' after the last field"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 1.000000 a lots\n", 4,
+         "bad number 'lots' for illuminance"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 1.5 a 3\n", 4,
+         "bad number '1.5' for time"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 2.000000 a 3\nV: 1.000000 a 3\n", 5,
+         "time goes backwards: 1.000000 after 2.000000"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: illuminance illuminance\nV: 1.000000 b 3\n", 4,
+         "bad session: unknown sensor 'b' (no S: b line)"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: lux illuminance\nC: x brightness\n", 4,
+         "bad session: unknown quantity 'brightness'"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 sometimes\n", 2,
+         "bad session: reading must be 'buffered' or 'polled', not 'sometimes'"),
+        ("# EVFLOW SENSORS 1\n\nS: a iio:device0 polled\nN: light\n", 3,
+         "missing device description: sensor 'light' has no C: channel line"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: l illuminance\nV: 1.000000 a 3\nC: m illuminance\n", 5,
+         "misplaced line: C: line outside a sensor block"),
+        ("# EVFLOW SENSORS 1\nX: 1\n", 2, "unknown line prefix 'X:'"),
+    ])
+    func aMalformedFileNamesItsLine(text: String, line: Int, message: String) {
+        let error = #expect(throws: RecordingError.self) { try Self.parse(text) }
+        #expect(error?.description == "t.sensors:\(line): \(message)")
+    }
+
+    @Test func theRecorderKeepsDescribedSensorsInOrderAndReadsBack() throws {
+        let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "ambient light", sysname: "iio:device1",
+                               channels: [SensorChannel(name: "illuminance", quantity: .illuminance)], buffered: false)
+        var recorder = SensorRecorder(sensors: [light])
+        recorder.sample(of: light.id, time: 5_000_000_000, values: ["illuminance": 120.5])
+        recorder.sample(of: DeviceID(rawValue: "iio:other"), time: 5_010_000_000, values: ["x": 1])
+        recorder.sample(of: light.id, time: 4_990_000_000, values: ["illuminance": 0])   // went back: kept at 5 s
+        recorder.sample(of: light.id, time: 5_100_000_000, values: ["illuminance": 121])
+        #expect(recorder.unknownSamples == 1)
+        let read = try Self.parse(recorder.recording.written())
+        #expect(read.sensors == [light])
+        #expect(read.entries.map(\.sample) == [SensorSample(time: 0, values: [120.5]), SensorSample(time: 0, values: [0]),
+                                               SensorSample(time: 100 * Self.ms, values: [121])])
+    }
+
+    @Test func replayDeliversSamplesAtTheirTimesOnlyToThoseSubscribed() throws {
+        let recording = try Self.parse("""
+        # EVFLOW SENSORS 1
+        S: a iio:device0 polled
+        C: illuminance illuminance
+        V: 10.000000 a 1
+        V: 10.010000 a 2
+        V: 10.020000 a 3
+        """)
+        let scheduler = VirtualTimeScheduler(initialClock: 1000 * Self.ms)
+        let replay = SensorReplaySource(recordings: [recording], scheduler: scheduler)
+        let seen = PosixLockedBox<[SensorSample]>([])
+        let ended = PosixLockedBox<Bool>(false)
+        var inner: Disposable?
+        let outer = replay.sensors.subscribe(onNext: { stream in
+            // Subscribed only from 5 ms: the first sample (at 0) falls due unseen.
+            _ = scheduler.schedule(after: .milliseconds(5)) {
+                inner = stream.samples.subscribe(onNext: { s in seen.mutate { $0.append(s) } })
+            }
+            _ = stream.removal.subscribe(onCompleted: { ended.mutate { $0 = true } })
+        })
+        scheduler.advance(by: .milliseconds(15))
+        #expect(seen.value == [SensorSample(time: 1010 * Self.ms, values: [2])])
+        #expect(!ended.value)
+        scheduler.advance(by: .milliseconds(10))
+        #expect(seen.value.map(\.values) == [[2], [3]])
+        #expect(ended.value)   // removed after its last sample (removeAtEnd)
+        inner?.dispose()
+        outer.dispose()
+        scheduler.advance(by: .zero)
+    }
+}
+
+/// A value shared with callbacks in a test.
+final class PosixLockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T { lock.withLock { stored } }
+    func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+}
