@@ -231,7 +231,7 @@ private func documentedServerClasses() throws -> Set<String> {
     @Test("a 1.2 server's DEVICES (no output) decodes with output nil; an unknown mode or grab is a bad member")
     func olderAndBadOutput() throws {
         let line = #"{"class":"DEVICES","devices":[{"id":"x","name":"n","bus":"0003","vendor":"0001","product":"0002","version":"0001","classes":[]}]}"#
-        guard case .devices(let list, _) = try ServerMessage.decode(line) else { Issue.record("not DEVICES"); return }
+        guard case .devices(let list, _, _) = try ServerMessage.decode(line) else { Issue.record("not DEVICES"); return }
         #expect(list.first?.output == nil)
         let bad = #"{"class":"DEVICES","devices":[{"id":"x","name":"n","bus":"0003","vendor":"0001","product":"0002","version":"0001","classes":[],"output":{"mode":"mirror","grab":"none"}}]}"#
         #expect(throws: DecodingFailure.self) { try ServerMessage.decode(bad) }
