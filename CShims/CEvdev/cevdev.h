@@ -1,4 +1,4 @@
-// Forwarding shim for libevdev and <linux/input.h>. No logic lives here.
+// Forwarding shim for libevdev (with its uinput API) and <linux/input.h>. No logic lives here.
 //
 // Swift imports libevdev's functions, `struct input_event` and the plain integer macros
 // (EV_KEY, KEY_A, ...) on its own; every ioctl goes through libevdev, so nothing else is
@@ -9,5 +9,7 @@
 
 #include <linux/input.h>
 #include <libevdev/libevdev.h>
+// The uinput half of libevdev (the same library, libevdev.so): evflowd's virtual twins.
+#include <libevdev/libevdev-uinput.h>
 
 #endif

@@ -99,6 +99,15 @@ public struct MessageWriter: Sendable {
                 w.json.endArray()
             }
         }
+        if !s.deviceOutput.isEmpty {
+            json.key("device_output")
+            writeByDevice(s.deviceOutput) { w, c in
+                w.json.beginObject()
+                w.json.key("frames_written"); w.json.int(c.framesWritten)
+                w.json.key("write_errors"); w.json.int(c.writeErrors)
+                w.json.endObject()
+            }
+        }
         json.key("closed")
         json.beginObject()
         for reason in CloseReason.allCases {
@@ -368,6 +377,17 @@ public struct MessageWriter: Sendable {
     }
 
     /// A device summary, or with `detail` the full description (§4 STATE).
+    /// A device's `output` member (1.3): mode, twin, grab state, why not grabbed.
+    private mutating func writeOutput(_ o: DeviceOutputStatus) {
+        json.key("output")
+        json.beginObject()
+        json.key("mode"); json.string(o.mode.rawValue)
+        if let node = o.virtualNode { json.key("virtual_node"); json.string(node) }
+        json.key("grab"); json.string(o.grab.rawValue)
+        if let reason = o.reason { json.key("reason"); json.string(reason) }
+        json.endObject()
+    }
+
     private mutating func writeDevice(_ d: DeviceInfo, detail: Bool) {
         json.beginObject()
         json.key("id"); json.string(d.id.rawValue)
@@ -383,6 +403,7 @@ public struct MessageWriter: Sendable {
         json.beginArray()
         for c in d.classes.sorted() { json.string(c.rawValue) }
         json.endArray()
+        if let o = d.output { writeOutput(o) }
         if detail {
             json.key("capabilities")
             json.beginObject()

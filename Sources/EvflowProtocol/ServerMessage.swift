@@ -206,6 +206,14 @@ private struct MessageDecoder {
         }
     }
 
+    func output(_ value: JSONValue) throws(DecodingFailure) -> DeviceOutputStatus {
+        let o = try Obj(value, in: "output")
+        guard let mode = OutputMode(rawValue: try o.string("mode")) else { throw o.wrong("mode") }
+        guard let grab = DeviceOutputStatus.Grab(rawValue: try o.string("grab")) else { throw o.wrong("grab") }
+        return DeviceOutputStatus(mode: mode, virtualNode: try o.optionalString("virtual_node"), grab: grab,
+                                  reason: try o.optionalString("reason"))
+    }
+
     func device(_ value: JSONValue, detail: Bool) throws(DecodingFailure) -> DeviceInfo {
         let o = try Obj(value, in: "device")
         func hex(_ k: String) throws(DecodingFailure) -> UInt16 {
@@ -222,6 +230,7 @@ private struct MessageDecoder {
         var info = DeviceInfo(name: try o.string("name"), inputID: inputID, phys: try o.optionalString("phys"),
                               uniq: try o.optionalString("uniq"), devnode: try o.optionalString("devnode"),
                               classes: classes, id: DeviceID(rawValue: try o.string("id")))
+        if let v = o.object["output"] { info.output = try output(v) }
         guard detail else { return info }
         for (typeKey, codes) in try o.optionalObject("capabilities") ?? [:] {
             let type = try typeNumber(typeKey)
@@ -360,6 +369,11 @@ private struct MessageDecoder {
                             droppedByFilter: try counts(o, "dropped"), closed: closed, clientList: list)
         for (id, v) in try o.optionalObject("device_dropped") ?? [:] {
             s.deviceDropped[DeviceID(rawValue: id)] = try counts(Obj([id: v], in: "device_dropped"), id)
+        }
+        for (id, v) in try o.optionalObject("device_output") ?? [:] {
+            let c = try Obj(v, in: "device_output")
+            s.deviceOutput[DeviceID(rawValue: id)] = DeviceOutputCounters(framesWritten: Int(try c.int("frames_written")),
+                                                                          writeErrors: Int(try c.int("write_errors")))
         }
         return s
     }

@@ -136,6 +136,9 @@ public struct ServerStats: Hashable, Sendable {
     /// Per device, the keys and buttons whose spurious-release debounce turned on by itself
     /// (`spurious_release`; code names).
     public var spuriousRelease: [DeviceID: [String]] = [:]
+    /// Per device with a virtual twin, the frames written to it and the failed writes
+    /// (`device_output`, 1.3).
+    public var deviceOutput: [DeviceID: DeviceOutputCounters] = [:]
 
     /// Creates statistics.
     public init(release: String, uptime: Double, now: Int64, devices: Int, clients: Int, watchers: Int,

@@ -13,7 +13,7 @@ import Glibc
 final class EvdevDevice {
     let path: String
     let fd: FileDescriptor
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
 
     /// Opens `path` non-blocking, attaches libevdev and switches the event clock to
     /// `CLOCK_MONOTONIC` so timestamps agree with scheduler time (docs/architecture.md, "Time").

@@ -272,6 +272,9 @@ private final class MonitorRun: @unchecked Sendable {
     private func consider(_ device: UdevDevice) {
         guard let devnode = device.devnode else { return }
         let properties = device.properties
+        // evflowd's own twins are its output, never an input (no feedback loop): not opened,
+        // not listed.
+        if VirtualTwins.isTwin(syspath: device.syspath, devnode: devnode, properties: properties) { return }
         let parentPath = String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)])
         let info = DeviceDescription.fromUdev(properties: properties, parentAttributes: device.inputParentAttributes,
                                               parentProperties: parents[parentPath] ?? [:], devnode: devnode)
@@ -330,7 +333,8 @@ private final class MonitorRun: @unchecked Sendable {
                 monitor.onLoop { self?.release(entry, reader) }
             }
         }
-        observer?.onNext(DeviceStream(info: entry.info, access: .open, frames: frames))
+        observer?.onNext(DeviceStream(info: entry.info, access: .open, frames: frames,
+                                      output: EvdevOutputPort(device: device, loop: loop)))
         if !claim.isTaken && !reader.isStopped {
             counters.droppedStreams.wrappingAdd(1, ordering: .relaxed)
             release(entry, reader)

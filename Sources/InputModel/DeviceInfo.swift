@@ -81,6 +81,9 @@ public struct DeviceInfo: Hashable, Sendable, Codable {
     public var absInfo: [UInt16: AbsInfo]
     /// `INPUT_PROP_*` bits set on the device.
     public var inputProperties: Set<UInt16>
+    /// What evflowd does with the device besides reading it (`output`: mode, twin, grab), as
+    /// DEVICES and STATE report it (protocol 1.3); nil in a source's description.
+    public var output: DeviceOutputStatus? = nil
 
     /// Creates a description; `id` defaults to the stable id derived from the identity fields.
     public init(name: String, inputID: InputID, phys: String? = nil, uniq: String? = nil,

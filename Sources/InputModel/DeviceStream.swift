@@ -28,12 +28,17 @@ public struct DeviceStream: Sendable {
     /// and when it may be subscribed (a live device: once, from the handler that receives
     /// the stream).
     public let frames: Observable<InputFrame>
+    /// What can be done with the device besides reading it (twin, grab); nil when nothing
+    /// can (a replay, a hub's stream for watchers).
+    public let output: (any DeviceOutputPort)?
 
     /// A stream of `info` with `frames`.
-    public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>) {
+    public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>,
+                output: (any DeviceOutputPort)? = nil) {
         self.info = info
         self.access = access
         self.frames = frames
+        self.output = output
     }
 
     /// The notice a watcher is sent when this stream begins.

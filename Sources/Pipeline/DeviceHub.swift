@@ -42,17 +42,20 @@ public final class DeviceHub: @unchecked Sendable {
         /// the filter stage, read by `STATS`).
         let spuriousCodes = PosixLocked<[UInt16]>([])
         let sequence: Int
+        /// The twin and the grab (`output: virtual`).
+        let output: SessionOutput
         var closed = false
         /// Completes the device's inner sequence in `run`'s merge; set when it is subscribed,
         /// taken (and called) by `close`.
         var completeInner: (() -> Void)?
 
-        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int) {
+        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int, output: SessionOutput) {
             self.info = info
             self.slot = slot
             initialSettings = settings
             self.settings = BehaviorSubject(value: settings)
             self.sequence = sequence
+            self.output = output
         }
 
         func stream(raw: Bool) -> DeviceStream {
@@ -106,6 +109,8 @@ public final class DeviceHub: @unchecked Sendable {
 
     // Confined to the scheduler.
     private var config: FilterConfig
+    /// The panic chord was pressed: every device stays observed until the next reload.
+    private var panicked = false
     /// The ages of devices that are gone, kept for the totals.
     private var goneLatency: [LatencyStage: LatencyHistogram] = [:]
     private let registry = PosixLocked(Registry())
@@ -116,6 +121,7 @@ public final class DeviceHub: @unchecked Sendable {
     /// the old one's ends; each entry lives exactly as long as its own stream.
     private let inaccessibleDevices = PosixLocked(InaccessibleDevices())
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
+    private let outputSubject = PublishSubject<DeviceOutputNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
     /// `true` once the first watcher has started: sent once, by the thread that registered it.
     private let watchedSubject = BehaviorSubject<Bool>(value: false)
@@ -203,8 +209,9 @@ public final class DeviceHub: @unchecked Sendable {
                     gone.onCompleted()
                 }
             }
-            let session = open(info)
+            let session = open(info, port: stream.output)
             session.completeInner = { observer.onCompleted() }
+            let output = session.output
             let slot = session.slot
             let raw = session.raw
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
@@ -216,9 +223,12 @@ public final class DeviceHub: @unchecked Sendable {
             session.frames.setDisposable(NoiseFilterStage.subscribe(
                 stream.frames, session.initialSettings, scheduler: scheduler,
                 settingsUpdates: session.settings.asObservable(),
-                onFrame: { frame in
+                onFrame: { [weak self] frame in
                     latency.recordRead(clock.now - frame.time)
                     raw.onNext(frame)
+                    // Before filtering: the grab waits on the raw key state, and the panic
+                    // chord must work even if the filter would hold its keys.
+                    if output.observeRaw(frame) { self?.checkPanicChord() }
                 },
                 onUpdate: { frame, counters in
                     slot.write { w in
@@ -234,23 +244,31 @@ public final class DeviceHub: @unchecked Sendable {
                 },
                 downstream: AnyObserver { event in
                     switch event {
-                    case .next(let frame): filtered.onNext(frame)
+                    case .next(let frame):
+                        output.write(frame)   // to the twin, while grabbed: same thread, same frame
+                        filtered.onNext(frame)
                     case .error, .completed: observer.onCompleted()
                     }
                 }))
+            // After the subscription, which delivered the keys down at open: the grab waits for them.
+            if !session.closed { output.apply(mode: config.outputMode(for: info), panicked: panicked) }
             return Disposables.create { [weak self] in self?.close(session) }
         }
     }
 
     /// Starts a session: the store's slot, the watchers' streams.
-    private func open(_ info: DeviceInfo) -> DeviceSession {
+    private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?) -> DeviceSession {
         // A device with the id of a present one (a re-plug whose removal has not arrived):
         // the newer one wins, the older session ends.
         if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
         let slot = store.add(info)
         let (session, watchers) = registry.withLock { r -> (DeviceSession, [Watcher]) in
             r.nextSequence += 1
-            let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), sequence: r.nextSequence)
+            let output = SessionOutput(info: info, port: port, chord: config.panicChord) { [weak self] notice in
+                self?.outputSubject.onNext(notice)
+            }
+            let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info),
+                                        sequence: r.nextSequence, output: output)
             r.sessions[info.id] = session
             return (session, Array(r.watchers.values))
         }
@@ -264,6 +282,8 @@ public final class DeviceHub: @unchecked Sendable {
     private func close(_ session: DeviceSession) {
         if session.closed { return }
         session.closed = true
+        // Twin released and destroyed, device ungrabbed, while its fd is still open.
+        session.output.close()
         session.frames.dispose()
         registry.withLock { r in
             if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
@@ -283,6 +303,19 @@ public final class DeviceHub: @unchecked Sendable {
         let completeInner = session.completeInner
         session.completeInner = nil
         completeInner?()
+    }
+
+    /// A key of the panic chord went down on a device with a twin: when every key of the
+    /// chord is down, across those devices together, release every grab until the next reload.
+    private func checkPanicChord() {
+        let chord = config.panicChord
+        let active = registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence }.map(\.output) }
+            .filter(\.isActive)
+        guard !chord.isEmpty, !active.isEmpty else { return }
+        let down = active.reduce(into: Set<UInt16>()) { $0.formUnion($1.held) }
+        guard chord.isSubset(of: down) else { return }
+        panicked = true
+        for output in active { output.panic() }
     }
 
     private func announce(_ stream: DeviceStream) {
@@ -329,8 +362,11 @@ public final class DeviceHub: @unchecked Sendable {
         scheduler.schedule { [weak self] in
             guard let self else { return }
             config = newConfig
-            for session in registry.withLock({ Array($0.sessions.values) }) {
+            panicked = false
+            for session in registry.withLock({ $0.sessions.values.sorted { $0.sequence < $1.sequence } }) {
                 session.settings.onNext(newConfig.settings(for: session.info))
+                session.output.chord = newConfig.panicChord
+                session.output.apply(mode: newConfig.outputMode(for: session.info), panicked: false)
             }
         }
     }
@@ -377,6 +413,22 @@ extension DeviceHub {
             }
             return Observable.merge(streams.map { stream in stream.frames.map { (device: stream.info, frame: $0) } })
         }
+    }
+}
+
+extension DeviceHub {
+    /// Changes of the devices' outputs (twin made, grabbed, released, refused), on the hub's
+    /// scheduler. The daemon writes them to the journal.
+    public var outputNotices: Observable<DeviceOutputNotice> { outputSubject.asObservable() }
+
+    /// A present device's output: mode, twin, grab state and why it is not grabbed (DEVICES, STATE).
+    public func outputStatus(of id: DeviceID) -> DeviceOutputStatus? {
+        registry.withLock { $0.sessions[id] }?.output.status.withLock { $0 }
+    }
+
+    /// A present device's twin counters (STATS).
+    public func outputCounters(of id: DeviceID) -> DeviceOutputCounters? {
+        registry.withLock { $0.sessions[id] }?.output.counters
     }
 }
 

@@ -140,6 +140,9 @@ struct InputService: Service {
         let notices = hub.spuriousNotices.subscribe(onNext: { notice in
             logger.notice("spurious-release debounce turned on for \(EventNames.codeText(type: EventType.key, code: notice.code)) of \(notice.device.id) (\(notice.device.name)): a release was followed by a re-press that stayed down; releases of this code are now held for the spurious window")
         })
+        let outputNotices = hub.outputNotices.subscribe(onNext: { notice in
+            logger.notice("\(notice.device.id) (\(notice.device.name)): \(notice.message)")
+        })
         let failure = Mutex<(any Error)?>(nil)
         let stop = Latch()   // opened by a failure of the source, or at shutdown
         // The device count when the input became ready, read on the input thread then (read
@@ -169,6 +172,7 @@ struct InputService: Service {
         sourceReady?.dispose()
         if let error = failure.withLock({ $0 }) {
             notices.dispose()
+            outputNotices.dispose()
             throw StartupError.input("input source failed: \(error)")
         }
         let count = present.load(ordering: .relaxed)
@@ -182,6 +186,7 @@ struct InputService: Service {
         scheduler.schedule {
             subscription.dispose()
             notices.dispose()
+            outputNotices.dispose()
             finished.open()
         }
         await finished.opened()

@@ -12,7 +12,7 @@ extension ClientConnection {
         let tag = request.tag
         switch request.kind {
         case .devices:
-            let devices = core.hub.devices
+            let devices = core.hub.devices.map(core.withOutput)
             respond { $0.appendDevices(devices, tag: tag) }
         case .state(let device):
             switch core.stateReport(for: device) {

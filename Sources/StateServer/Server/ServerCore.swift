@@ -189,12 +189,25 @@ final class ServerCore: @unchecked Sendable {
 
     /// `STATE`: by id first, then by exact name.
     func stateReport(for device: String) -> Result<DeviceStateReport, ProtocolError> {
-        if let state = hub.store.state(of: DeviceID(rawValue: device)) { return .success(Self.report(state)) }
+        if let state = hub.store.state(of: DeviceID(rawValue: device)) { return .success(reportWithOutput(state)) }
         let named = hub.devices.filter { $0.name == device }
         guard !named.isEmpty else { return .failure(ProtocolError(.unknownDevice(device))) }
         guard named.count == 1 else { return .failure(ProtocolError(.ambiguousDevice(device))) }
         guard let state = hub.store.state(of: named[0].id) else { return .failure(ProtocolError(.unknownDevice(device))) }
-        return .success(Self.report(state))
+        return .success(reportWithOutput(state))
+    }
+
+    private func reportWithOutput(_ state: DeviceState) -> DeviceStateReport {
+        var report = Self.report(state)
+        report.device = withOutput(report.device)
+        return report
+    }
+
+    /// `device` with its `output` (DEVICES, STATE; protocol 1.3).
+    func withOutput(_ device: DeviceInfo) -> DeviceInfo {
+        var device = device
+        device.output = hub.outputStatus(of: device.id)
+        return device
     }
 
     /// A store snapshot in the protocol's terms: switches and LEDs as values per supported code.
@@ -260,6 +273,9 @@ final class ServerCore: @unchecked Sendable {
                                 liveResources: LiveResources.count, droppedByFilter: dropped, closed: closed,
                                 clientList: clientList)
         stats.deviceDropped = perDevice
+        for s in states where hub.outputStatus(of: s.info.id)?.mode == .virtual {
+            if let counters = hub.outputCounters(of: s.info.id) { stats.deviceOutput[s.info.id] = counters }
+        }
         stats.spuriousRelease = hub.spuriousReleaseCodes.mapValues { codes in
             codes.map { EventNames.codeText(type: EventType.key, code: $0) }
         }

@@ -1,0 +1,188 @@
+import CEvdev
+import InputModel
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A uinput virtual device that clones a physical one: evflowd's *twin*, which applications
+/// read instead of the grabbed physical device (docs/virtual-device.md).
+///
+/// Cloned: every event type and code but `EV_FF` (`EV_KEY`, `EV_REL`, `EV_ABS` with its
+/// absinfo, `EV_MSC`, `EV_SW`, `EV_LED`, `EV_SND`, `EV_REP`), the input properties, the id
+/// (bus, vendor, product, version — the same bus, so libinput still pairs an internal keyboard
+/// with its touchpad for disable-while-typing) and `phys`. The name is the physical name with
+/// ` (evflow)` appended (cut so the whole fits uinput's 80 bytes); uinput cannot set `uniq`.
+///
+/// Created through libevdev's uinput API (`LIBEVDEV_UINPUT_OPEN_MANAGED`: libevdev opens and
+/// closes `/dev/uinput`). Tracks the keys and buttons held on the twin, so `releaseAll` can
+/// release them; `destroy` always does that first. Confined to the input thread.
+final class VirtualDevice {
+    /// What every twin's name ends with; udev rules recognise twins by it (with the device
+    /// being under `/devices/virtual/input`).
+    static let nameSuffix = " (evflow)"
+    /// uinput's name limit (`UINPUT_MAX_NAME_SIZE`), the terminating NUL included.
+    static let maxNameBytes = 80
+
+    /// The twin's event node, e.g. `/dev/input/event7`.
+    let devnode: String
+    /// The twin's `inputN` syspath, e.g. `/sys/devices/virtual/input/input12`.
+    let syspath: String
+    private var uinput: OpaquePointer?
+    /// `EV_KEY` codes down on the twin, in the order they went down.
+    private(set) var held: [UInt16] = []
+
+    /// Creates the twin of the device behind `source` (an open libevdev handle).
+    init(cloning source: OpaquePointer) throws(SystemError) {
+        guard let template = libevdev_new() else { throw SystemError(call: "libevdev_new", errno: ENOMEM) }
+        defer { libevdev_free(template) }
+        Self.copy(from: source, to: template)
+        var created: OpaquePointer?
+        let rc = libevdev_uinput_create_from_device(template, LIBEVDEV_UINPUT_OPEN_MANAGED.rawValue, &created)
+        guard rc >= 0, let created else {
+            throw SystemError(call: "libevdev_uinput_create_from_device(/dev/uinput)", errno: rc < 0 ? -rc : ENOMEM)
+        }
+        uinput = created
+        syspath = libevdev_uinput_get_syspath(created).map { String(cString: $0) } ?? ""
+        devnode = libevdev_uinput_get_devnode(created).map { String(cString: $0) } ?? ""
+        // The LED/SND write-back reads this fd on the input thread: it must never block it.
+        let fd = libevdev_uinput_get_fd(created)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        // The physical device's own autorepeat (value 2) is forwarded; the kernel's software
+        // repeat on the twin would add a second stream of repeats, so it is switched off (the
+        // input core repeats only while REP_PERIOD and REP_DELAY are both non-zero).
+        if libevdev_has_event_type(template, UInt32(EV_REP)) == 1 {
+            _ = libevdev_uinput_write_event(created, UInt32(EV_REP), UInt32(REP_PERIOD), 0)
+            _ = libevdev_uinput_write_event(created, UInt32(EV_SYN), UInt32(SYN_REPORT), 0)
+        }
+    }
+
+    deinit {
+        // The owner destroys the twin on purpose (after `releaseAll`); this is the backstop.
+        destroy()
+    }
+
+    /// The `/dev/uinput` fd: the desktop's `EV_LED`/`EV_SND` writes to the twin arrive on it.
+    var fd: Int32 { uinput.map { libevdev_uinput_get_fd($0) } ?? -1 }
+
+    /// Whether `destroy` ran.
+    var isDestroyed: Bool { uinput == nil }
+
+    /// The twin's name for a physical device called `name`: `name (evflow)`, the physical
+    /// name cut at a character boundary so the whole fits uinput's limit.
+    static func twinName(for name: String) -> String {
+        let room = maxNameBytes - 1 - nameSuffix.utf8.count
+        var kept = Substring(name)
+        while kept.utf8.count > room { kept = kept.dropLast() }
+        return kept + nameSuffix
+    }
+
+    /// Writes `frame`'s events and one `SYN_REPORT` (the frame's own is not repeated).
+    func write(_ frame: InputFrame) throws(SystemError) {
+        guard let uinput else { throw SystemError(call: "libevdev_uinput_write_event", errno: ENODEV) }
+        for event in frame.events where !(event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT)) {
+            try Self.check(libevdev_uinput_write_event(uinput, UInt32(event.type), UInt32(event.code), event.value))
+            if event.type == UInt16(EV_KEY) { track(code: event.code, value: event.value) }
+        }
+        try Self.check(libevdev_uinput_write_event(uinput, UInt32(EV_SYN), UInt32(SYN_REPORT), 0))
+    }
+
+    /// Writes a release for every key and button held on the twin, then a `SYN_REPORT`;
+    /// nothing when none is held. Best effort: the held set is emptied either way.
+    func releaseAll() {
+        defer { held = [] }
+        guard let uinput, !held.isEmpty else { return }
+        for code in held { _ = libevdev_uinput_write_event(uinput, UInt32(EV_KEY), UInt32(code), 0) }
+        _ = libevdev_uinput_write_event(uinput, UInt32(EV_SYN), UInt32(SYN_REPORT), 0)
+    }
+
+    /// Releases what is held, then destroys the twin (and closes `/dev/uinput`). Idempotent.
+    func destroy() {
+        guard let uinput else { return }
+        releaseAll()
+        self.uinput = nil
+        libevdev_uinput_destroy(uinput)
+    }
+
+    private func track(code: UInt16, value: Int32) {
+        if value == 0 {
+            held.removeAll { $0 == code }
+        } else if !held.contains(code) {
+            held.append(code)
+        }
+    }
+
+    private static func check(_ rc: Int32) throws(SystemError) {
+        if rc < 0 { throw SystemError(call: "libevdev_uinput_write_event", errno: -rc) }
+    }
+
+    /// Copies what the twin clones (the type's comment says what) from `source` to `target`.
+    private static func copy(from source: OpaquePointer, to target: OpaquePointer) {
+        let name = libevdev_get_name(source).map { String(cString: $0) } ?? ""
+        libevdev_set_name(target, twinName(for: name))
+        libevdev_set_id_bustype(target, libevdev_get_id_bustype(source))
+        libevdev_set_id_vendor(target, libevdev_get_id_vendor(source))
+        libevdev_set_id_product(target, libevdev_get_id_product(source))
+        libevdev_set_id_version(target, libevdev_get_id_version(source))
+        if let phys = libevdev_get_phys(source) { libevdev_set_phys(target, phys) }
+        for type in 1...UInt32(EV_MAX) where type != UInt32(EV_FF) && libevdev_has_event_type(source, type) == 1 {
+            libevdev_enable_event_type(target, type)
+            let max = libevdev_event_type_get_max(type)
+            guard max >= 0 else { continue }
+            for code in 0...UInt32(max) where libevdev_has_event_code(source, type, code) == 1 {
+                switch Int32(type) {
+                case EV_ABS:
+                    if let abs = libevdev_get_abs_info(source, code) {
+                        var info = abs.pointee
+                        libevdev_enable_event_code(target, type, code, &info)
+                    }
+                case EV_REP:
+                    var value = libevdev_get_event_value(source, type, code)
+                    libevdev_enable_event_code(target, type, code, &value)
+                default:
+                    libevdev_enable_event_code(target, type, code, nil)
+                }
+            }
+        }
+        for prop in 0...UInt32(INPUT_PROP_MAX) where libevdev_has_property(source, prop) == 1 {
+            libevdev_enable_property(target, prop)
+        }
+    }
+}
+
+/// The twins this process created, so the device monitor never opens one as an input (a
+/// feedback loop: its own output read back, filtered again and written again).
+///
+/// Keyed by the twin's `inputN` syspath and its event node; an `eventN` whose syspath lies
+/// under a registered `inputN`, or whose node is a registered one, is a twin. Udev's
+/// `EVFLOW_VIRTUAL=1` (set by the shipped rule) catches the rest: another evflowd's twins.
+public enum VirtualTwins {
+    private static let registered = Mutex<(syspaths: Set<String>, devnodes: Set<String>)>(([], []))
+
+    static func add(syspath: String, devnode: String) {
+        registered.withLock { r in
+            if !syspath.isEmpty { r.syspaths.insert(syspath) }
+            if !devnode.isEmpty { r.devnodes.insert(devnode) }
+        }
+    }
+
+    static func remove(syspath: String, devnode: String) {
+        registered.withLock { r in
+            r.syspaths.remove(syspath)
+            r.devnodes.remove(devnode)
+        }
+    }
+
+    /// The number of twins alive in this process.
+    public static var count: Int { registered.withLock { $0.syspaths.count } }
+
+    /// Whether the event device at `syspath` (node `devnode`, udev `properties`) is a twin:
+    /// one of this process's, or one marked `EVFLOW_VIRTUAL=1` by udev.
+    public static func isTwin(syspath: String, devnode: String?, properties: [String: String]) -> Bool {
+        if properties["EVFLOW_VIRTUAL"] == "1" { return true }
+        let parent = String(syspath[..<(syspath.lastIndex(of: "/") ?? syspath.endIndex)])
+        return registered.withLock { r in
+            r.syspaths.contains(parent) || r.syspaths.contains(syspath) || devnode.map { r.devnodes.contains($0) } == true
+        }
+    }
+}

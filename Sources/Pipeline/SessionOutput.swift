@@ -1,0 +1,206 @@
+import InputModel
+import Reactive
+import Synchronization
+
+/// A change of a device's output (twin made, grabbed, released, refused), for the journal.
+public struct DeviceOutputNotice: Hashable, Sendable {
+    /// The device.
+    public var device: DeviceInfo
+    /// Its output now.
+    public var status: DeviceOutputStatus
+    /// What happened, in a sentence.
+    public var message: String
+}
+
+/// One device session's output: its twin and grab, driven by the hub on its scheduler
+/// (docs/virtual-device.md).
+///
+/// ```
+/// observed ──virtual──▶ twin created ──no key held──▶ grabbed ──write error / panic chord──▶ stopped
+///    ▲                      │ (waiting)                  │                         │
+///    └──────── observe (reload) ◀───────────────────────┘        reload retries ───┘
+/// ```
+///
+/// Every way out of `waiting` and `grabbed` goes through `stop`: releaseAll on the twin,
+/// destroy it, ungrab — so no key stays down on the twin and the physical device is given back
+/// last. The raw frames tell it which keys are down on the physical device (the frame of the
+/// keys down at open comes first): the grab waits for all of them to be released (evsieve's
+/// `grab=auto`), so the release of the Enter that started the daemon is not lost.
+final class SessionOutput: @unchecked Sendable {
+    enum Phase: Equatable {
+        /// No twin, no grab: the mode is `observe`.
+        case observed
+        /// The twin exists; grabbing waits for every key and button to be released.
+        case waiting
+        /// Grabbed: filtered frames go to the twin.
+        case grabbed
+        /// `virtual`, but stopped (a failure, the panic chord); the status says why. Until a reload.
+        case stopped
+    }
+
+    let info: DeviceInfo
+    let port: (any DeviceOutputPort)?
+    private(set) var phase = Phase.observed
+    /// Keys and buttons down on the physical device, from the raw frames.
+    private(set) var held = Set<UInt16>()
+    private var node: String?
+    /// The panic chord's keys (the configuration's, set again on reload).
+    var chord: Set<UInt16>
+    private let notify: (DeviceOutputNotice) -> Void
+
+    // Read from any thread (DEVICES, STATE, STATS).
+    let status = PosixLocked(DeviceOutputStatus.observed)
+    private let written = Atomic<Int>(0)
+    private let writeErrors = Atomic<Int>(0)
+
+    init(info: DeviceInfo, port: (any DeviceOutputPort)?, chord: Set<UInt16>,
+         notify: @escaping (DeviceOutputNotice) -> Void) {
+        self.info = info
+        self.port = port
+        self.chord = chord
+        self.notify = notify
+    }
+
+    /// Frames written to the twin and failed writes.
+    var counters: DeviceOutputCounters {
+        DeviceOutputCounters(framesWritten: written.load(ordering: .relaxed), writeErrors: writeErrors.load(ordering: .relaxed))
+    }
+
+    /// Whether a twin exists (waiting or grabbed): the device takes part in the panic chord.
+    var isActive: Bool { phase == .waiting || phase == .grabbed }
+
+    /// Moves to `mode` (at start and on every reload); `released` when the panic chord is in
+    /// force, which keeps every device observed.
+    func apply(mode: OutputMode, panicked: Bool) {
+        switch mode {
+        case .observe:
+            if phase == .observed { return }
+            let was = phase
+            stop()
+            phase = .observed
+            publish(.observed, was == .stopped ? "output is observe again" : "released: output is observe now; virtual device removed, device ungrabbed")
+        case .virtual:
+            if isActive { return }
+            if panicked {
+                publish(DeviceOutputStatus(mode: .virtual, reason: "released by the panic chord"), nil)
+                phase = .stopped
+                return
+            }
+            start()
+        }
+    }
+
+    private func start() {
+        guard let port else {
+            phase = .stopped
+            publish(DeviceOutputStatus(mode: .virtual, reason: "not grabbed: the source has no kernel device (a replay)"),
+                    "output virtual ignored: the source has no kernel device")
+            return
+        }
+        if let refusal = port.virtualRefusal {
+            phase = .stopped
+            publish(DeviceOutputStatus(mode: .virtual, reason: refusal), "output virtual refused: \(refusal); the device stays observed")
+            return
+        }
+        do {
+            node = try port.createTwin()
+        } catch {
+            phase = .stopped
+            port.destroyTwin()
+            publish(DeviceOutputStatus(mode: .virtual, reason: "not grabbed: the virtual device could not be created: \(error)"),
+                    "virtual device could not be created (\(error)); the device stays observed")
+            return
+        }
+        phase = .waiting
+        if held.isEmpty {
+            grab()
+        } else {
+            publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .waiting),
+                    "virtual device \(node ?? "?") created; grabbing once every key and button is released")
+        }
+    }
+
+    private func grab() {
+        guard let port else { return }
+        do {
+            try port.grab()
+            phase = .grabbed
+            publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .grabbed),
+                    "grabbed; applications read the filtered stream from \(node ?? "?")")
+        } catch {
+            let reason = error.kind == .busy ? "not grabbed: another program holds a grab (EBUSY)" : "not grabbed: \(error)"
+            fail(reason: reason, message: error.kind == .busy
+                 ? "not grabbed: another program holds a grab on \(info.devnode ?? "the device") (EBUSY); the device stays observed"
+                 : "not grabbed (\(error)); the device stays observed")
+        }
+    }
+
+    /// A raw frame, before filtering: follows the keys down; grabs when the last is released
+    /// while waiting. Returns whether a key of the panic chord went down on this device while
+    /// it has a twin (the hub then checks the chord across devices).
+    func observeRaw(_ frame: InputFrame) -> Bool {
+        var chordPressed = false
+        for event in frame.events where event.type == EventType.key {
+            if event.value == 0 {
+                held.remove(event.code)
+            } else {
+                if event.value == 1, isActive, chord.contains(event.code) { chordPressed = true }
+                held.insert(event.code)
+            }
+        }
+        if phase == .waiting && held.isEmpty { grab() }
+        return chordPressed
+    }
+
+    /// A filtered frame: written to the twin while grabbed. A failed write stops the output.
+    func write(_ frame: InputFrame) {
+        guard phase == .grabbed, let port else { return }
+        do {
+            try port.write(frame)
+            written.wrappingAdd(1, ordering: .relaxed)
+        } catch {
+            writeErrors.wrappingAdd(1, ordering: .relaxed)
+            fail(reason: "not grabbed: writing to the virtual device failed: \(error)",
+                 message: "writing to the virtual device failed (\(error)); released, the device stays observed")
+        }
+    }
+
+    /// The panic chord: release everything until the next reload.
+    func panic() {
+        guard isActive else { return }
+        stop()
+        phase = .stopped
+        publish(DeviceOutputStatus(mode: .virtual, reason: "released by the panic chord"),
+                "released by the panic chord: virtual device removed, device ungrabbed until the next reload")
+    }
+
+    /// The session ends (removal, shutdown, a re-plug): releases whatever it holds.
+    func close() {
+        guard phase != .observed else { return }
+        let was = phase
+        stop()
+        phase = .observed
+        if was != .stopped { publish(status.withLock { $0 }, "released: the device's session ended; virtual device removed") }
+    }
+
+    private func fail(reason: String, message: String) {
+        stop()
+        phase = .stopped
+        publish(DeviceOutputStatus(mode: .virtual, reason: reason), message)
+    }
+
+    /// releaseAll on the twin, then destroy it, then ungrab: nothing stays down on the twin,
+    /// and the physical device is given back last.
+    private func stop() {
+        guard let port else { return }
+        port.releaseAll()
+        port.destroyTwin()
+        port.ungrab()
+        node = nil
+    }
+
+    private func publish(_ new: DeviceOutputStatus, _ message: String?) {
+        status.withLock { $0 = new }
+        if let message { notify(DeviceOutputNotice(device: info, status: new, message: message)) }
+    }
+}
