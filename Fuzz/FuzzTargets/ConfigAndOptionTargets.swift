@@ -10,7 +10,8 @@ import Reactive
 import Recording
 
 // The targets of issue #25: every number a configuration's rates, windows and timeouts can
-// take, and every value of evflowd's and evflowctl's numeric options.
+// take (and, issue #21, every text its output modes, match globs and panic chord can), and
+// every value of evflowd's and evflowctl's numeric options.
 
 extension FuzzTarget {
     // MARK: configuration values
@@ -39,6 +40,13 @@ extension FuzzTarget {
         ("devices:\n  - match: { class: touchpad }\n    codes:\n      ABS_X: { max_rate: VALUE }\n", "devices[0].codes.ABS_X.max_rate"),
         ("devices:\n  - match: { class: touchpad }\n    codes:\n      ABS_MISC: { debounce: VALUE }\n", "devices[0].codes.ABS_MISC.debounce"),
         ("devices:\n  - match: { class: mouse }\n    codes:\n      REL_WHEEL: { max_rate: VALUE }\n", "devices[0].codes.REL_WHEEL.max_rate"),
+        // Issue #21: the output mode, the match keys that pick one device of several, the
+        // panic chord (appended, so the committed seeds keep their places).
+        ("devices:\n  - match: { class: keyboard }\n    output: VALUE\n", "devices[0].output"),
+        ("devices:\n  - match: { phys: VALUE }\n    output: virtual\n", "devices[0].match.phys"),
+        ("devices:\n  - match: { uniq: VALUE }\n    output: virtual\n", "devices[0].match.uniq"),
+        ("devices:\n  - match:\n      properties: { ID_PATH: VALUE }\n    output: virtual\n", "devices[0].match.properties.ID_PATH"),
+        ("panic_chord: [KEY_ESC, VALUE]\n", "panic_chord[1]"),
     ]
 
     /// Units a value may carry (the empty one: a bare number).
@@ -109,7 +117,13 @@ extension FuzzTarget {
     /// until nothing is held (bounded), at event times of a machine up for years.
     func checkConfigBuilds(_ config: FilterConfig, what: String) throws(InvariantFailure) {
         let range: ClosedRange<Int64> = 0...FilterConfig.maxIntervalNanoseconds
+        // What --check-config prints, and a panic chord that a hand can hold.
+        _ = config.checkSummary
+        guard FilterConfig.panicChordSizes.contains(config.panicChord.count) else {
+            throw fail("\(what): a panic chord of \(config.panicChord.count) keys")
+        }
         for device in Self.configProbeDevices {
+            _ = config.outputMode(for: device)
             let settings = config.settings(for: device)
             for filter in [settings.keys, settings.switches, settings.absolute, settings.relative].flatMap(\.values) {
                 let spans: [Int64]

@@ -34,10 +34,6 @@ public struct EvdevSnapshot: Hashable, Sendable {
 /// Builds `DeviceInfo` from udev data (before the node is opened) and refines it with
 /// libevdev's answers once it is.
 public enum DeviceDescription {
-    /// udev property name prefixes worth keeping in `DeviceInfo.properties`. The class flags
-    /// (`ID_INPUT_*=1`) become `classes`; bookkeeping (`SEQNUM`, `MAJOR`, `TAGS`, ...) is dropped.
-    static let keptPrefixes = ["ID_", "LIBINPUT_", "EVDEV_ABS_", "MOUSE_", "KEYBOARD_", "POINTINGSTICK_"]
-
     /// The udev classes marked `ID_INPUT_<CLASS>=1`.
     public static func classes(fromUdev properties: [String: String]) -> Set<DeviceClass> {
         var result: Set<DeviceClass> = []
@@ -47,12 +43,11 @@ public enum DeviceDescription {
         return result
     }
 
-    /// The udev properties kept in `DeviceInfo.properties`.
+    /// The udev properties kept in `DeviceInfo.properties` (`DeviceInfo.keepsUdevProperty`:
+    /// the class flags become `classes`, bookkeeping is dropped). Configuration `match` rules
+    /// may name only these.
     public static func keptProperties(_ properties: [String: String]) -> [String: String] {
-        let classFlags = Set(DeviceClass.allCases.map(\.udevProperty) + ["ID_INPUT"])
-        return properties.filter { key, _ in
-            !classFlags.contains(key) && keptPrefixes.contains { key.hasPrefix($0) }
-        }
+        properties.filter { key, _ in DeviceInfo.keepsUdevProperty(key) }
     }
 
     /// A description from udev alone: properties of the `eventN` device and the sysfs

@@ -107,6 +107,20 @@ public struct DeviceInfo: Hashable, Sendable, Codable {
     public func supports(type: UInt16, code: UInt16) -> Bool {
         capabilities[type]?.contains(code) ?? false
     }
+
+    /// The prefixes of the udev property names kept in `properties` of a live device; the
+    /// rest (`SEQNUM`, `MAJOR`, `TAGS`, ...) is bookkeeping.
+    public static let keptUdevPropertyPrefixes = ["ID_", "LIBINPUT_", "EVDEV_ABS_", "MOUSE_", "KEYBOARD_", "POINTINGSTICK_"]
+
+    /// Whether a live device keeps the udev property `name` in `properties`: it starts with one
+    /// of `keptUdevPropertyPrefixes` and is not a class flag (`ID_INPUT`, `ID_INPUT_KEYBOARD`,
+    /// ...), which becomes `classes` instead.
+    public static func keepsUdevProperty(_ name: String) -> Bool {
+        !udevClassFlags.contains(name) && keptUdevPropertyPrefixes.contains { name.hasPrefix($0) }
+    }
+
+    /// `ID_INPUT` and every class's `ID_INPUT_<CLASS>`.
+    public static let udevClassFlags: Set<String> = Set(DeviceClass.allCases.map(\.udevProperty) + ["ID_INPUT"])
 }
 
 /// A device identifier that is the same every time the same device is plugged in.

@@ -12,9 +12,13 @@ import InputModel
 ///   spurious_window: 12ms # how long a release is held when it is on
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
+/// panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]   # releases every grab (2 to 8 keys)
 /// devices:                # later rules override earlier ones
 ///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
+///     output: virtual     # grab and re-emit through a uinput twin (default observe)
 ///     buttons: 30ms
+///   - match: { phys: "usb-0000:00:14.0-2/*", uniq: "?*", properties: { ID_PATH: "pci-*" } }
+///     keys: 20ms
 ///     codes:
 ///       BTN_LEFT: 40ms
 ///       KEY_A: off
@@ -68,13 +72,26 @@ public struct FilterConfig: Hashable, Sendable {
         public var vendor: UInt16?
         /// Product (with `vendor`).
         public var product: UInt16?
+        /// A glob on the physical path (`EVIOCGPHYS`, e.g. `usb-0000:00:14.0-2/input0`); a
+        /// device without one does not match.
+        public var phys: String?
+        /// A glob on the unique id (`EVIOCGUNIQ`, often a serial or a Bluetooth address); a
+        /// device without one does not match.
+        public var uniq: String?
+        /// Globs on udev properties (`ID_PATH: "pci-*"`); a device lacking a property does not
+        /// match.
+        public var properties: [String: String]
 
         /// Creates a match.
-        public init(deviceClass: DeviceClass? = nil, name: String? = nil, vendor: UInt16? = nil, product: UInt16? = nil) {
+        public init(deviceClass: DeviceClass? = nil, name: String? = nil, vendor: UInt16? = nil, product: UInt16? = nil,
+                    phys: String? = nil, uniq: String? = nil, properties: [String: String] = [:]) {
             self.deviceClass = deviceClass
             self.name = name
             self.vendor = vendor
             self.product = product
+            self.phys = phys
+            self.uniq = uniq
+            self.properties = properties
         }
 
         /// Whether `device` matches.
@@ -83,6 +100,11 @@ public struct FilterConfig: Hashable, Sendable {
             if let name, !globMatch(name, device.name) { return false }
             if let vendor, device.inputID.vendor != vendor { return false }
             if let product, device.inputID.product != product { return false }
+            if let phys, !(device.phys.map { globMatch(phys, $0) } ?? false) { return false }
+            if let uniq, !(device.uniq.map { globMatch(uniq, $0) } ?? false) { return false }
+            for (key, pattern) in properties {
+                guard let value = device.properties[key], globMatch(pattern, value) else { return false }
+            }
             return true
         }
     }
@@ -140,6 +162,9 @@ public struct FilterConfig: Hashable, Sendable {
     public var panicChord: Set<UInt16> = FilterConfig.defaultPanicChord
     /// KEY_BACKSPACE + KEY_ESC + KEY_ENTER.
     public static let defaultPanicChord: Set<UInt16> = [14, 1, 28]
+    /// How many keys a `panic_chord` may have: at least two (one key alone would release the
+    /// grabs whenever it is typed), at most eight.
+    public static let panicChordSizes: ClosedRange<Int> = 2...8
 
     /// The built-in configuration (no file).
     public init() {}

@@ -90,8 +90,10 @@ extension FilterConfig {
                 for (i, item) in seq.enumerated() {
                     config.rules.append(try reader.readRule(item, path: "devices[\(i)]"))
                 }
+            case "panic_chord":
+                config.panicChord = try reader.panicChord(value, "panic_chord")
             default:
-                throw reader.error(value, key, "unknown key (expected version, defaults, devices)")
+                throw reader.error(value, key, "unknown key (expected version, defaults, devices, panic_chord)")
             }
         }
         return config
@@ -229,6 +231,7 @@ private struct ConfigReader {
             let p = path + "." + key
             switch key {
             case "match": break
+            case "output": rule.output = try outputMode(value, p)
             case "keys": rule.keys = try duration(value, p)
             case "buttons": rule.buttons = try duration(value, p)
             case "switches": rule.switches = try duration(value, p)
@@ -268,7 +271,7 @@ private struct ConfigReader {
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }
             default:
-                throw error(value, p, "unknown key (expected match, keys, buttons, switches, spurious, spurious_window, abs, rel, codes)")
+                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, abs, rel, codes)")
             }
         }
         return rule
@@ -277,9 +280,13 @@ private struct ConfigReader {
     func readMatch(_ node: YAMLNode, path: String) throws(ConfigError) -> FilterConfig.Match {
         var match = FilterConfig.Match()
         let entries = try mapping(node, path)
-        if entries.isEmpty { throw error(node, path, "empty match (give class, name and/or id)") }
+        if entries.isEmpty { throw error(node, path, "empty match (give class, name, id, phys, uniq and/or properties)") }
         for (key, value) in entries {
             let p = path + "." + key
+            if key == "properties" {
+                match.properties = try udevProperties(value, p)
+                continue
+            }
             guard case .scalar(let s) = value else { throw error(value, p, "expected a string") }
             switch key {
             case "class":
@@ -290,6 +297,10 @@ private struct ConfigReader {
                 match.deviceClass = c
             case "name":
                 match.name = s.string
+            case "phys":
+                match.phys = try pattern(s.string, value, p)
+            case "uniq":
+                match.uniq = try pattern(s.string, value, p)
             case "id":
                 let parts = s.string.split(separator: ":")
                 guard parts.count == 2, let v = UInt16(parts[0], radix: 16), let pr = UInt16(parts[1], radix: 16) else {
@@ -298,10 +309,76 @@ private struct ConfigReader {
                 match.vendor = v
                 match.product = pr
             default:
-                throw error(value, p, "unknown key (expected class, name, id)")
+                throw error(value, p, "unknown key (expected class, name, id, phys, uniq, properties)")
             }
         }
         return match
+    }
+
+    /// A glob for `phys`, `uniq` or a udev property. Empty is refused: a device without the
+    /// field never matches, and one with it has a non-empty value, so `""` would match nothing.
+    func pattern(_ text: String, _ node: YAMLNode, _ path: String) throws(ConfigError) -> String {
+        guard !text.isEmpty else {
+            throw error(node, path, "empty pattern (it would match no device; use * and ? as wildcards)")
+        }
+        return text
+    }
+
+    /// `properties: { ID_PATH: "pci-*", ... }`: udev property names a live device keeps
+    /// (`DeviceInfo.keepsUdevProperty`), each with a glob. A name evflowd does not keep would
+    /// never match, so it is refused rather than silently matching nothing.
+    func udevProperties(_ node: YAMLNode, _ path: String) throws(ConfigError) -> [String: String] {
+        let entries = try mapping(node, path)
+        if entries.isEmpty { throw error(node, path, "empty properties (give udev properties such as ID_PATH: \"pci-*\")") }
+        var result: [String: String] = [:]
+        for (name, value) in entries {
+            let p = path + "." + name
+            if DeviceInfo.udevClassFlags.contains(name) {
+                throw error(value, p, "a class flag: use class (e.g. class: keyboard) instead")
+            }
+            guard DeviceInfo.keepsUdevProperty(name) else {
+                let prefixes = DeviceInfo.keptUdevPropertyPrefixes.map { $0 + "*" }.joined(separator: ", ")
+                throw error(value, p, "not a udev property evflowd keeps (one of \(prefixes), e.g. ID_PATH, ID_SERIAL)")
+            }
+            guard case .scalar(let s) = value else { throw error(value, p, "expected a string") }
+            result[name] = try pattern(s.string, value, p)
+        }
+        return result
+    }
+
+    /// `output: observe | virtual`.
+    func outputMode(_ node: YAMLNode, _ path: String) throws(ConfigError) -> OutputMode {
+        if case .scalar(let s) = node, let mode = OutputMode(rawValue: s.string.trimmingSpaces().lowercased()) {
+            return mode
+        }
+        let modes = OutputMode.allCases.map(\.rawValue).joined(separator: " or ")
+        throw error(node, path, "expected \(modes)")
+    }
+
+    /// `panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]`: from `FilterConfig.panicChordSizes`
+    /// distinct key or button names. One key alone would release the grabs whenever it is
+    /// typed; more than eight cannot be pressed with two hands.
+    func panicChord(_ node: YAMLNode, _ path: String) throws(ConfigError) -> Set<UInt16> {
+        let sizes = FilterConfig.panicChordSizes
+        guard case .sequence(let items) = node else {
+            throw error(node, path, "expected a list of \(sizes.lowerBound) to \(sizes.upperBound) key names, e.g. [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]")
+        }
+        guard sizes.contains(items.count) else {
+            throw error(node, path, "\(items.count) key(s): a chord has \(sizes.lowerBound) to \(sizes.upperBound) keys (one key alone would release the grabs whenever it is typed)")
+        }
+        var chord = Set<UInt16>()
+        for (i, item) in items.enumerated() {
+            let p = "\(path)[\(i)]"
+            guard case .scalar(let s) = item else { throw error(item, p, "expected a key name such as KEY_ESC") }
+            let name = s.string.trimmingSpaces()
+            // Only libevdev's names: the numeric form (EV_KEY:0x2ff) names codes no keyboard has.
+            guard name.hasPrefix("KEY_") || name.hasPrefix("BTN_"),
+                  let (type, code) = EventNames.code(named: name), type == EventType.key, code != 0 else {
+                throw error(item, p, "'\(s.string)' is not a key or button name (KEY_* or BTN_*, e.g. KEY_ESC)")
+            }
+            guard chord.insert(code).inserted else { throw error(item, p, "\(name) is named twice") }
+        }
+        return chord
     }
 
     func spuriousMode(_ node: YAMLNode, _ path: String) throws(ConfigError) -> SpuriousMode {

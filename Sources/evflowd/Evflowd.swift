@@ -3,6 +3,7 @@ import Dispatch
 import Synchronization
 import Logging
 import OptionValues
+import Pipeline
 
 #if canImport(Glibc)
 import Glibc
@@ -148,8 +149,9 @@ struct Evflowd: ParsableCommand {
         options.waitForWatch = waitForWatch
         do {
             if checkConfig {
-                _ = try DaemonBuilder.loadConfig(options.configPath)
+                let config = try DaemonBuilder.loadConfig(options.configPath)
                 print("configuration OK")
+                for line in config.checkSummary { print(line) }
                 return
             }
             let daemon = try DaemonBuilder(options: options, logger: logger).build()
