@@ -1092,11 +1092,11 @@ def twin_of(name, timeout=30):
 
 
 def output_of(did):
-    """STATE's `output` object of device DID (mode, virtual_node, grab, reason)."""
+    """The `output` object (mode, virtual_node, grab, reason) of device DID in STATE."""
     st = ctl_json("state", did)
-    if "output" not in st:
-        raise Failure(f"STATE of {did} has no `output` object (issue #21's protocol fields): {st}")
-    return st["output"]
+    if "output" not in st.get("device", {}):
+        raise Failure(f"STATE of {did} has no device.output (issue #21's protocol fields): {st}")
+    return st["device"]["output"]
 
 
 def wait_grab(did, grab, timeout=30):
@@ -1188,7 +1188,8 @@ def evemu_record(node):
     """evemu-record of NODE in the background (a reader nobody here wrote); returns
     (Popen, output path) once it waits for events."""
     out = os.path.join(WORK, f"evemu-record.{len(helpers)}")
-    p = subprocess.Popen(["evemu-record", node], stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    # (line-buffered: it is stopped by SIGINT, and its events must be in the file by then)
+    p = subprocess.Popen(["stdbuf", "-oL", "evemu-record", node], stdout=open(out, "w"), stderr=subprocess.STDOUT)
     helpers.append(p)
     wait_until("evemu-record to wait for events", lambda: p.poll() is not None or
                "Waiting for events" in open(out).read(), timeout=30)
