@@ -272,12 +272,12 @@ private final class MonitorRun: @unchecked Sendable {
     private func consider(_ device: UdevDevice) {
         guard let devnode = device.devnode else { return }
         let properties = device.properties
-        // evflowd's own twins are its output, never an input (no feedback loop): not opened,
-        // not listed.
-        if VirtualTwins.isTwin(syspath: device.syspath, devnode: devnode, properties: properties) { return }
         let parentPath = String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)])
         let info = DeviceDescription.fromUdev(properties: properties, parentAttributes: device.inputParentAttributes,
                                               parentProperties: parents[parentPath] ?? [:], devnode: devnode)
+        // evflowd's own twins are its output, never an input (no feedback loop): not opened,
+        // not listed.
+        if VirtualTwins.isTwin(syspath: device.syspath, devnode: devnode, properties: properties, name: info.name) { return }
         guard monitor.options.include(info) else { return }
         nextSequence += 1
         let entry = DeviceEntry(syspath: device.syspath, info: info, udevProperties: properties,

@@ -11,8 +11,10 @@ import Glibc
 /// Cloned: every event type and code but `EV_FF` (`EV_KEY`, `EV_REL`, `EV_ABS` with its
 /// absinfo, `EV_MSC`, `EV_SW`, `EV_LED`, `EV_SND`, `EV_REP`), the input properties, the id
 /// (bus, vendor, product, version — the same bus, so libinput still pairs an internal keyboard
-/// with its touchpad for disable-while-typing) and `phys`. The name is the physical name with
-/// ` (evflow)` appended (cut so the whole fits uinput's 80 bytes); uinput cannot set `uniq`.
+/// with its touchpad for disable-while-typing). The name is the physical name with ` (evflow)`
+/// appended (cut so the whole fits uinput's 80 bytes). `phys` and `uniq` are left empty:
+/// libevdev's uinput creation sets neither, uinput cannot set `uniq` at all, and an empty
+/// `phys` keeps a rule that matches the physical device by `phys` off the twin.
 ///
 /// Created through libevdev's uinput API (`LIBEVDEV_UINPUT_OPEN_MANAGED`: libevdev opens and
 /// closes `/dev/uinput`). Tracks the keys and buttons held on the twin, so `releaseAll` can
@@ -124,7 +126,6 @@ final class VirtualDevice {
         libevdev_set_id_vendor(target, libevdev_get_id_vendor(source))
         libevdev_set_id_product(target, libevdev_get_id_product(source))
         libevdev_set_id_version(target, libevdev_get_id_version(source))
-        if let phys = libevdev_get_phys(source) { libevdev_set_phys(target, phys) }
         for type in 1...UInt32(EV_MAX) where type != UInt32(EV_FF) && libevdev_has_event_type(source, type) == 1 {
             libevdev_enable_event_type(target, type)
             let max = libevdev_event_type_get_max(type)
@@ -155,7 +156,9 @@ final class VirtualDevice {
 ///
 /// Keyed by the twin's `inputN` syspath and its event node; an `eventN` whose syspath lies
 /// under a registered `inputN`, or whose node is a registered one, is a twin. Udev's
-/// `EVFLOW_VIRTUAL=1` (set by the shipped rule) catches the rest: another evflowd's twins.
+/// `EVFLOW_VIRTUAL=1` (set by the shipped rule) and what that rule matches — a virtual input
+/// device named `… (evflow)` — catch the rest: another evflowd's twins, and a twin destroyed
+/// before its udev `add` arrived (it has left the registry by then).
 public enum VirtualTwins {
     private static let registered = Mutex<(syspaths: Set<String>, devnodes: Set<String>)>(([], []))
 
@@ -176,10 +179,12 @@ public enum VirtualTwins {
     /// The number of twins alive in this process.
     public static var count: Int { registered.withLock { $0.syspaths.count } }
 
-    /// Whether the event device at `syspath` (node `devnode`, udev `properties`) is a twin:
-    /// one of this process's, or one marked `EVFLOW_VIRTUAL=1` by udev.
-    public static func isTwin(syspath: String, devnode: String?, properties: [String: String]) -> Bool {
+    /// Whether the event device at `syspath` (node `devnode`, udev `properties`, called `name`)
+    /// is a twin: one of this process's, one marked `EVFLOW_VIRTUAL=1` by udev, or a virtual
+    /// input device whose name ends in ` (evflow)`.
+    public static func isTwin(syspath: String, devnode: String?, properties: [String: String], name: String = "") -> Bool {
         if properties["EVFLOW_VIRTUAL"] == "1" { return true }
+        if syspath.hasPrefix("/sys/devices/virtual/input/") && name.hasSuffix(VirtualDevice.nameSuffix) { return true }
         let parent = String(syspath[..<(syspath.lastIndex(of: "/") ?? syspath.endIndex)])
         return registered.withLock { r in
             r.syspaths.contains(parent) || r.syspaths.contains(syspath) || devnode.map { r.devnodes.contains($0) } == true

@@ -46,6 +46,7 @@ public struct DeviceOutputError: Error, Hashable, Sendable, CustomStringConverti
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

@@ -176,11 +176,10 @@ final class SessionOutput: @unchecked Sendable {
 
     /// The session ends (removal, shutdown, a re-plug): releases whatever it holds.
     func close() {
-        guard phase != .observed else { return }
-        let was = phase
+        guard isActive else { return }   // observed, or stopped: released already
         stop()
         phase = .observed
-        if was != .stopped { publish(status.withLock { $0 }, "released: the device's session ended; virtual device removed") }
+        publish(status.withLock { $0 }, "released: the device's session ended; virtual device removed")
     }
 
     private func fail(reason: String, message: String) {

@@ -17,13 +17,26 @@ enum Render {
         }.joined(separator: "\n") + "\n"
     }
 
-    /// `DEVICES`: id, name, classes, node.
+    /// `DEVICES`: id, name, classes, node, and the output (from a 1.3 server).
     static func devices(_ list: [DeviceInfo]) -> String {
         if list.isEmpty { return "no devices\n" }
-        return table(["ID", "NAME", "CLASSES", "NODE"], list.map { d in
+        let withOutput = list.contains { $0.output != nil }
+        return table(["ID", "NAME", "CLASSES", "NODE"] + (withOutput ? ["OUTPUT"] : []), list.map { d in
             [d.id.rawValue, VisibleText.escaped(d.name), d.classes.map(\.rawValue).sorted().joined(separator: ","),
-             d.devnode.map(VisibleText.escaped) ?? "-"]
+             d.devnode.map(VisibleText.escaped) ?? "-"] + (withOutput ? [output(d.output)] : [])
         })
+    }
+
+    /// A device's output in a few words: `observe`; `virtual, grabbed → /dev/input/event9`;
+    /// `virtual, waiting for release → …`; `virtual, not grabbed: <reason>`.
+    static func output(_ o: DeviceOutputStatus?) -> String {
+        guard let o else { return "-" }
+        switch (o.mode, o.grab) {
+        case (.observe, _): return "observe"
+        case (.virtual, .grabbed): return "virtual, grabbed → \(o.virtualNode.map(VisibleText.escaped) ?? "?")"
+        case (.virtual, .waiting): return "virtual, waiting for release → \(o.virtualNode.map(VisibleText.escaped) ?? "?")"
+        case (.virtual, .none): return "virtual, \(o.reason.map(VisibleText.escaped) ?? "not grabbed")"
+        }
     }
 
     /// Monotonic nanoseconds as seconds with microseconds.
@@ -64,6 +77,7 @@ enum Render {
         line("ids", "bus \(hex4(i.bustype)) vendor \(hex4(i.vendor)) product \(hex4(i.product)) version \(hex4(i.version))")
         line("classes", d.classes.map(\.rawValue).sorted().joined(separator: ", "))
         if let node = d.devnode { line("node", VisibleText.escaped(node)) }
+        if d.output != nil { line("output", output(d.output)) }
         let keys = r.keysDown.sorted().map { code(EventType.key, $0) }
         line("keys down", keys.isEmpty ? "none" : keys.joined(separator: " "))
         for (label, type, values) in [("axes", EventType.abs, r.abs), ("switches", EventType.sw, r.switches),
@@ -96,6 +110,11 @@ enum Render {
         if !s.deviceDropped.isEmpty {
             out += "\n" + table(["DEVICE", "DROPPED"], s.deviceDropped.keys.sorted().map { id in
                 [id.rawValue, counts(s.deviceDropped[id]!)]
+            })
+        }
+        if !s.deviceOutput.isEmpty {
+            out += "\n" + table(["DEVICE", "WRITTEN", "WRITE ERRORS"], s.deviceOutput.keys.sorted().map { id in
+                [id.rawValue, String(s.deviceOutput[id]!.framesWritten), String(s.deviceOutput[id]!.writeErrors)]
             })
         }
         if !s.clientList.isEmpty {

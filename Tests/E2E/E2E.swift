@@ -11,6 +11,8 @@ import Glibc
 @main
 struct E2E {
     static let prefix = "evflow e2e"
+    /// The guest's own keyboard (QEMU's i8042): real LEDs, autorepeat and scan codes.
+    static let atKeyboard = "AT Translated Set 2 keyboard"
     /// Add/remove cycles of the leak case (`scripts/e2e cycles=N` to change).
     nonisolated(unsafe) static var cycleCount = 200
     /// How many times each selected case runs (`repeat=N`, for hunting intermittent failures).
@@ -54,6 +56,7 @@ struct E2E {
         let monitor = InputDeviceMonitor(loop: loop)
         let recorder = Recorder()
         let frameSubscriptions = CounterBox()
+        let ports = OutputPorts()
         // Every device's stream is followed to its end (recorded as `removed`); the suite's own
         // devices also get a frame log. Frames are subscribed in the handler: nothing is missed.
         var subscription: Disposable? = monitor.devices.subscribe(onNext: { stream in
@@ -63,6 +66,11 @@ struct E2E {
             if case .open = stream.access, info.name.hasPrefix(prefix) {
                 frameSubscriptions.value += 1
                 log = recorder.startLog(info)
+            }
+            // Only the twin case's devices: a port keeps its device's handle alive.
+            if case .open = stream.access, info.name.hasPrefix("\(prefix) twin") || info.name == atKeyboard,
+               let port = stream.output {
+                ports.set(info.name, port)
             }
             _ = stream.frames.subscribe(
                 onNext: { frame in if let log { recorder.frame(frame, log: log) } },
@@ -91,6 +99,7 @@ struct E2E {
             ("vanish", { vanishMidRead(monitor, recorder, report) }),
             ("permissions", { permissions(monitor, recorder, report) }),
             ("overflow", { overflow(report) }),
+            ("twin", { twin(monitor, loop, recorder, ports, report) }),
         ]
         for round in 1...repetitions {
         if repetitions > 1 { say("=== round \(round) of \(repetitions)") }

@@ -43,16 +43,16 @@ final class ManualDevices: @unchecked Sendable {
     let hub: DeviceHub
     private var subscription: Disposable?
 
-    init() {
-        hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
+    init(config: FilterConfig = FilterConfig()) {
+        hub = DeviceHub(store: StateStore(), config: config, scheduler: scheduler, latencyClock: .replay)
         subscription = hub.run(devices.asObservable())
         scheduler.advance(by: .zero)   // the hub subscribes on its scheduler
     }
 
-    func add(_ info: DeviceInfo) {
+    func add(_ info: DeviceInfo, output: (any DeviceOutputPort)? = nil) {
         let frames = PublishSubject<InputFrame>()
         streams[info.id] = frames
-        devices.onNext(DeviceStream(info: info, frames: frames.asObservable()))
+        devices.onNext(DeviceStream(info: info, frames: frames.asObservable(), output: output))
     }
 
     func inaccessible(_ info: DeviceInfo, reason: String) {

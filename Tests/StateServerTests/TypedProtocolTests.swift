@@ -193,3 +193,47 @@ private func documentedServerClasses() throws -> Set<String> {
         #expect(Set(written) == (try documentedServerClasses()))
     }
 }
+
+/// Protocol 1.3 (issue #21): a device's `output` in DEVICES and STATE, `device_output` in STATS.
+@Suite(.ownLiveResources) struct OutputProtocolTests {
+    @Test("output (mode, virtual_node, grab, reason) and device_output decode to what was encoded; an observed device's output is just mode and grab")
+    func outputRoundTrip() throws {
+        var grabbed = kb
+        grabbed.capabilities = [:]; grabbed.absInfo = [:]; grabbed.inputProperties = []; grabbed.properties = [:]
+        grabbed.output = DeviceOutputStatus(mode: .virtual, virtualNode: "/dev/input/event9", grab: .grabbed)
+        var busy = grabbed
+        busy.name = "Other"
+        busy.id = DeviceID(rawValue: "0003:1234:0002-00000000")
+        busy.output = DeviceOutputStatus(mode: .virtual, reason: "not grabbed: another program holds a grab (EBUSY)")
+        var observed = busy
+        observed.id = DeviceID(rawValue: "0003:1234:0003-00000000")
+        observed.output = .observed
+        var stats = ServerStats(release: "0.1.0", uptime: 1, now: 2, devices: 3, clients: 0, watchers: 0, liveResources: 0,
+                                closed: Dictionary(uniqueKeysWithValues: CloseReason.allCases.map { ($0, 0) }))
+        stats.deviceOutput = [grabbed.id: DeviceOutputCounters(framesWritten: 1234, writeErrors: 1)]
+        var full = kb
+        full.output = grabbed.output
+        let report = DeviceStateReport(device: full)
+
+        var w = MessageWriter()
+        w.appendDevices([grabbed, busy, observed])
+        w.appendState(report)
+        w.appendStats(stats)
+        let lines = w.bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        #expect(lines[0].contains(#""output":{"mode":"virtual","virtual_node":"/dev/input/event9","grab":"grabbed"}"#))
+        #expect(lines[0].contains(#""output":{"mode":"virtual","grab":"none","reason":"not grabbed: another program holds a grab (EBUSY)"}"#))
+        #expect(lines[0].contains(#""output":{"mode":"observe","grab":"none"}"#))
+        #expect(lines[2].contains(#""device_output":{"\#(grabbed.id.rawValue)":{"frames_written":1234,"write_errors":1}}"#))
+        #expect(try decodeAll(w.bytes) == [.devices([grabbed, busy, observed].sorted { $0.id < $1.id }, tag: nil),
+                                           .state(report, tag: nil), .stats(stats, tag: nil)])
+    }
+
+    @Test("a 1.2 server's DEVICES (no output) decodes with output nil; an unknown mode or grab is a bad member")
+    func olderAndBadOutput() throws {
+        let line = #"{"class":"DEVICES","devices":[{"id":"x","name":"n","bus":"0003","vendor":"0001","product":"0002","version":"0001","classes":[]}]}"#
+        guard case .devices(let list, _) = try ServerMessage.decode(line) else { Issue.record("not DEVICES"); return }
+        #expect(list.first?.output == nil)
+        let bad = #"{"class":"DEVICES","devices":[{"id":"x","name":"n","bus":"0003","vendor":"0001","product":"0002","version":"0001","classes":[],"output":{"mode":"mirror","grab":"none"}}]}"#
+        #expect(throws: DecodingFailure.self) { try ServerMessage.decode(bad) }
+    }
+}
