@@ -41,8 +41,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// part converts to an evemu file that round-trips through `EvemuWriter`.
     case session
     /// `FilterConfig.parse(yaml:)` with every number a rate, window or timeout can take
-    /// (subnormal, huge, negative, NaN, infinite, any text) at every place that takes one: a
-    /// ConfigError naming file, line and key, or a configuration whose filters build and run.
+    /// (subnormal, huge, negative, NaN, infinite, any text) at every place that takes one, and
+    /// any text as an `output`, a `match` glob or a `panic_chord` key: a ConfigError naming
+    /// file, line and key, or a configuration whose filters build and run.
     case configValues = "config-values"
     /// evflowd's and evflowctl's numeric option values (`OptionValues`, what their
     /// ArgumentParser options call): a reason, or a value in range whose derived times hold.

@@ -364,7 +364,9 @@ private struct ConfigReader {
             throw error(node, path, "expected a list of \(sizes.lowerBound) to \(sizes.upperBound) key names, e.g. [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]")
         }
         guard sizes.contains(items.count) else {
-            throw error(node, path, "\(items.count) key(s): a chord has \(sizes.lowerBound) to \(sizes.upperBound) keys (one key alone would release the grabs whenever it is typed)")
+            let why = items.count < sizes.lowerBound ? "one key alone would release the grabs whenever it is typed"
+                : "more cannot be held down at once"
+            throw error(node, path, "\(items.count) key(s): a chord has \(sizes.lowerBound) to \(sizes.upperBound) keys (\(why))")
         }
         var chord = Set<UInt16>()
         for (i, item) in items.enumerated() {

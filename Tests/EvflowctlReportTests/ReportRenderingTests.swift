@@ -71,6 +71,11 @@ struct ReportRenderingTests {
         let keyC = code("KEY_C")
         let filter = try #require(settings.keys[keyC])
         #expect(filter == .chatter(window: 21 * ms, spurious: .auto, spuriousWindow: 12 * ms))
+        // Issue #21: the device is observed as it stands; one uncommented line grabs it.
+        #expect(try FilterConfig.parse(yaml: yaml).outputMode(for: Synthetic.info) == .observe)
+        let grabbing = yaml.replacingOccurrences(of: "    # output: virtual   #", with: "    output: virtual   #")
+        #expect(grabbing != yaml)
+        #expect(try FilterConfig.parse(yaml: grabbing).outputMode(for: Synthetic.info) == .virtual)
         let frames = ChatterAnalysis.completeFrames(Synthetic.events().filter { $0.type != EventType.key || $0.code == keyC })
             .filter { !$0.events.isEmpty }
         let byDefault = ChatterAnalysis.evaluate(code: keyC, frames: frames,

@@ -1,6 +1,7 @@
 import InputModel
 import Pipeline
 import ReactiveTesting
+import Recording
 import Testing
 
 /// Issue #21 item 1: the configuration's `output` modes, the `match` keys that pick one device
@@ -120,6 +121,22 @@ struct FilterConfigOutputTests {
         #expect(config.outputMode(for: pad) == .virtual)
     }
 
+    /// What docs/configuration.md says a replay can match: a libinput recording keeps its udev
+    /// properties but no phys or uniq; an evemu recording none of the three.
+    @Test("replayed recordings: a libinput recording's udev properties match; no phys or uniq")
+    func replayedRecordings() throws {
+        let touchpad = try Recording.read(contentsOf: Fixtures.recording("libinput/PS2-scrolls.yml")).devices[0].info
+        let byGroup = FilterConfig.Match(properties: ["LIBINPUT_DEVICE_GROUP": "11/2/7:isa0060/*"])
+        #expect(byGroup.matches(touchpad))
+        #expect(!FilterConfig.Match(phys: "*").matches(touchpad))
+        #expect(!FilterConfig.Match(uniq: "*").matches(touchpad))
+        let keyboard = try Recording.read(contentsOf: Fixtures.recording(Self.evemuKeyboard)).devices[0].info
+        #expect(keyboard.phys == nil && keyboard.uniq == nil && keyboard.properties.isEmpty)
+        #expect(!FilterConfig.Match(properties: ["ID_PATH": "*"]).matches(keyboard))
+    }
+
+    static let evemuKeyboard = "evemu-devices/keyboards/Lenovo ThinkPad Compact USB Keyboard with TrackPoint.keyboard.events"
+
     @Test("bad match values name file, line and key", arguments: [
         ("devices:\n  - match: { phys: \"\" }\n", 2, "devices[0].match.phys", "empty pattern"),
         ("devices:\n  - match: { uniq: \"\" }\n", 2, "devices[0].match.uniq", "empty pattern"),
@@ -160,9 +177,11 @@ struct FilterConfigOutputTests {
     }
 
     @Test("a bad panic_chord names file, line and key", arguments: [
-        ("version: 1\npanic_chord: [KEY_ESC]\n", 2, "panic_chord", "1 key(s): a chord has 2 to 8 keys"),
+        ("version: 1\npanic_chord: [KEY_ESC]\n", 2, "panic_chord",
+         "1 key(s): a chord has 2 to 8 keys (one key alone would release the grabs whenever it is typed)"),
         ("version: 1\npanic_chord: []\n", 2, "panic_chord", "0 key(s)"),
-        ("panic_chord: [KEY_A, KEY_B, KEY_C, KEY_D, KEY_E, KEY_F, KEY_G, KEY_H, KEY_I]\n", 1, "panic_chord", "9 key(s)"),
+        ("panic_chord: [KEY_A, KEY_B, KEY_C, KEY_D, KEY_E, KEY_F, KEY_G, KEY_H, KEY_I]\n", 1, "panic_chord",
+         "9 key(s): a chord has 2 to 8 keys (more cannot be held down at once)"),
         ("panic_chord: KEY_ESC\n", 1, "panic_chord", "expected a list of 2 to 8 key names"),
         ("panic_chord: { KEY_ESC: 1 }\n", 1, "panic_chord", "expected a list"),
         ("version: 1\npanic_chord:\n  - KEY_ESC\n  - KEY_ESC\n", 4, "panic_chord[1]", "KEY_ESC is named twice"),

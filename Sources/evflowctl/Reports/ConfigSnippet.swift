@@ -5,7 +5,9 @@ extension ChatterReport {
     /// The suggestions as a configuration file (`--config-out`): one rule per device,
     /// matched by vendor:product and name, with a `codes:` entry per key or button that has a
     /// suggestion, and per absolute axis (`axes`, from `--axes`) whose suggested hysteresis
-    /// exceeds its fuzz. `FilterConfig.parse` accepts it.
+    /// exceeds its fuzz; each rule carries `output: virtual` commented out, the one line that
+    /// gives every program the filtered stream. `FilterConfig.parse` accepts it, with that line
+    /// commented out or not.
     func configSnippet(axes: [AxisNoiseAnalysis.AxisReport] = []) -> String {
         var out = "# written by evflowctl analyze: per code, the debounce that left no bounce and lost no press\n"
         out += "version: 1\n"
@@ -38,6 +40,7 @@ extension ChatterReport {
         for (_, list) in devices {
             let first = list[0]
             out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(quoted(first.deviceName)) }\n"
+            out += "    # output: virtual   # uncomment so that every program, not only evflow's clients, gets the filtered stream\n"
             out += "    codes:\n"
             for e in list { out += "      \(e.line)\n" }
         }
