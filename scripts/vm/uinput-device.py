@@ -21,6 +21,11 @@ Modes:
                         creation, right after an event that is not a SYN_REPORT, so the
                         reader sees an unfinished frame and then the device vanish
 
+  --leds FILE           give the device LEDs (num, caps, scroll lock) and append every LED
+                        event the kernel sends back through uinput (what a program writes
+                        to the device's node, e.g. a twin's Caps Lock passed on) to FILE, one
+                        "LED CODE VALUE" line each
+
 Progress lines on stdout: "created NAME SYSNAME NODE", "played N events", "destroyed SYSNAME".
 """
 import argparse
@@ -28,6 +33,7 @@ import fcntl
 import os
 import struct
 import sys
+import threading
 import time
 
 
@@ -48,9 +54,11 @@ UI_SET_ABSBIT = _ioc(_IOC_WRITE, 103, 4)
 UI_ABS_SETUP = _ioc(_IOC_WRITE, 4, 28)          # struct uinput_abs_setup
 UI_SET_PHYS = _ioc(_IOC_WRITE, 108, 8)          # takes a char *
 UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
+UI_SET_LEDBIT = _ioc(_IOC_WRITE, 105, 4)
 UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
 
-EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW = 0x00, 0x01, 0x02, 0x03, 0x05
+EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW, EV_LED = 0x00, 0x01, 0x02, 0x03, 0x05, 0x11
+LEDS = (0x00, 0x01, 0x02)                         # LED_NUML, LED_CAPSL, LED_SCROLLL
 SYN_REPORT = 0
 BUS_VIRTUAL = 0x06
 INPUT_EVENT = struct.Struct("qqHHi")              # struct input_event on x86_64 (24 bytes)
@@ -143,10 +151,15 @@ def say(text):
 
 # ---------------------------------------------------------------- device
 class Device:
-    def __init__(self, kind, name, vendor, product, phys):
-        self.fd = os.open("/dev/uinput", os.O_WRONLY | os.O_CLOEXEC)
+    def __init__(self, kind, name, vendor, product, phys, led_log=None):
+        # Read-write only with LEDs: their events come back through the uinput fd.
+        self.fd = os.open("/dev/uinput", (os.O_RDWR if led_log else os.O_WRONLY) | os.O_CLOEXEC)
         spec = KINDS[kind]
         fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_SYN)
+        if led_log:
+            fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_LED)
+            for code in LEDS:
+                fcntl.ioctl(self.fd, UI_SET_LEDBIT, code)
         for evbit in sorted({EVBIT_FOR[req] for req, _ in spec["bits"]}):
             fcntl.ioctl(self.fd, UI_SET_EVBIT, evbit)
         for req, code in spec["bits"]:
@@ -163,6 +176,20 @@ class Device:
         fcntl.ioctl(self.fd, UI_GET_SYSNAME_64, buf)
         self.sysname = buf.split(b"\0")[0].decode()          # e.g. "input7"
         self.node = self._find_node()
+        if led_log:
+            threading.Thread(target=self._log_leds, args=(led_log,), daemon=True).start()
+
+    def _log_leds(self, path):
+        while True:
+            try:
+                data = os.read(self.fd, INPUT_EVENT.size * 16)
+            except OSError:
+                return                                       # destroyed and closed
+            with open(path, "a") as f:
+                for off in range(0, len(data) - len(data) % INPUT_EVENT.size, INPUT_EVENT.size):
+                    _, _, etype, code, value = INPUT_EVENT.unpack_from(data, off)
+                    if etype == EV_LED:
+                        f.write(f"LED {code} {value}\n")
 
     def _find_node(self):
         # The eventN child appears right after UI_DEV_CREATE returns; the /dev node (devtmpfs)
@@ -229,6 +256,7 @@ def main():
     ap.add_argument("--hold", type=float, default=0.2, help="seconds to keep the device after the script")
     ap.add_argument("--cycles", type=int, default=1, help="create/play/destroy this many times")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between cycles")
+    ap.add_argument("--leds", metavar="FILE", help="LEDs; log the LED events written to the device to FILE")
     ap.add_argument("--destroy-after", type=float, metavar="SECS",
                     help="destroy the device while still emitting, SECS after creating it")
     args = ap.parse_args()
@@ -247,7 +275,7 @@ def main():
     for cycle in range(args.cycles):
         if cycle and args.gap:
             time.sleep(args.gap)
-        dev = Device(args.kind, name, args.vendor, args.product, args.phys)
+        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds)
         created = time.monotonic()
         say(f"created {name!r} {dev.sysname} {dev.node}")
         if args.node_file:
