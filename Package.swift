@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Reactive", targets: ["Reactive"]),
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
         .library(name: "InputModel", targets: ["InputModel"]),
+        .library(name: "DeviceStreams", targets: ["DeviceStreams"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "YAML", targets: ["YAML"]),
         .library(name: "FileReading", targets: ["FileReading"]),
@@ -48,8 +49,11 @@ let package = Package(
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
-        .target(name: "InputModel", dependencies: ["Reactive"]),
-        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
+        // Plain values and names only (no Reactive, no C library): the protocol clients link it.
+        .target(name: "InputModel"),
+        // `DeviceStream`, a device's lifetime as an observable: where the streams are.
+        .target(name: "DeviceStreams", dependencies: ["InputModel", "Reactive"]),
+        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "DeviceStreams", "CEvdev", "CUdev", "CLinux"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
         // Bounded reading of the files evflow is told to read (configurations, recordings):
@@ -58,13 +62,13 @@ let package = Package(
         // The command-line option values of evflowd and evflowctl, parsed and range-checked
         // in one place (shared with the options fuzz target).
         .target(name: "OptionValues"),
-        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML", "FileReading"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "YAML", "FileReading",
+        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "DeviceStreams", "YAML", "FileReading"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "DeviceStreams", "YAML", "FileReading",
                                                  .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [
-            "Reactive", "InputModel", "Pipeline", "EvflowProtocol",
+            "Reactive", "InputModel", "DeviceStreams", "Pipeline", "EvflowProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -72,7 +76,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "DeviceStreams", "InputDevices", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -112,7 +116,7 @@ let package = Package(
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
         // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
-        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "OptionValues", "Reactive"],
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "DeviceStreams", "OptionValues", "Reactive"],
                 path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
@@ -124,12 +128,12 @@ let package = Package(
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "DeviceStreams", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
         .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "InputModel", "EvflowProtocol"]),
-        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
