@@ -3,7 +3,8 @@ import PackageDescription
 
 // Module graph (see docs/architecture.md): nothing imports "upward"; the C shims are imported
 // by one module each (InputDevices owns libevdev's handles; InputModel keeps libevdev's names as
-// Swift data, scripts/event-names, so the protocol clients link no libevdev).
+// Swift data, scripts/event-names, so the protocol clients link no libevdev). InputModel and
+// EvflowProtocol depend on no reactive core, C library or package: scripts/check-module-deps.
 let package = Package(
     name: "evflow",
     platforms: [.macOS(.v15)],
