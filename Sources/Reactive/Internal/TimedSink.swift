@@ -165,6 +165,14 @@ package final class TimedSink<Machine: TimedMachine>: OperatorSink, @unchecked S
     @inlinable
     package func isCurrent(_ token: UInt64) -> Bool { token == generation }
 
+    /// Sends `event` (`completed` or `error`) to `downstream` as the last event, then disposes
+    /// the sink (the machine's stop rule, as `DownstreamSink.stop` is the gated sinks').
+    @inlinable
+    package func stop<Element>(_ downstream: AnyObserver<Element>, _ event: Event<Element>) {
+        downstream.on(event)
+        dispose()
+    }
+
     /// Cancels the pending deadline, if any; the slot stays for the next arm.
     @inlinable
     package func disarm() {

@@ -70,11 +70,9 @@ struct BufferMachine<Element>: TimedOperatorMachine {
         case .emitAndComplete(let array):
             downstream.on(.next(array))
             if sink.isDisposed { return }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }

@@ -127,11 +127,9 @@ struct DebounceMachine<Element>: TimedOperatorMachine {
             downstream.on(.next(element))
         case .emitAndComplete(let element):
             if let element { downstream.on(.next(element)) }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }

@@ -189,11 +189,9 @@ struct ThrottleMachine<Element>: TimedOperatorMachine {
             sink.arm(at: deadline, token: token)
         case .emitAndComplete(let element):
             if let element { downstream.on(.next(element)) }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }
