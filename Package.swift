@@ -3,7 +3,8 @@ import PackageDescription
 
 // Module graph (see docs/architecture.md): nothing imports "upward"; the C shims are imported
 // by one module each (InputDevices owns libevdev's handles; InputModel keeps libevdev's names as
-// Swift data, scripts/event-names, so the protocol clients link no libevdev).
+// Swift data, scripts/event-names, so the protocol clients link no libevdev). InputModel and
+// EvflowProtocol depend on no reactive core, C library or package: scripts/check-module-deps.
 let package = Package(
     name: "evflow",
     platforms: [.macOS(.v15)],
@@ -11,6 +12,7 @@ let package = Package(
         .library(name: "Reactive", targets: ["Reactive"]),
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
         .library(name: "InputModel", targets: ["InputModel"]),
+        .library(name: "DeviceStreams", targets: ["DeviceStreams"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "Sensors", targets: ["Sensors"]),
         .library(name: "YAML", targets: ["YAML"]),
@@ -49,12 +51,16 @@ let package = Package(
 
         .target(name: "Reactive"),
         .target(name: "ReactiveTesting", dependencies: ["Reactive"]),
-        .target(name: "InputModel", dependencies: ["Reactive"]),
-        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "CEvdev", "CUdev", "CLinux"]),
+        // Plain values and names only (no Reactive, no C library): the protocol clients link it.
+        .target(name: "InputModel"),
+        // `DeviceStream` and `SensorStream`, a device's and a sensor's lifetime as observables:
+        // where the streams are.
+        .target(name: "DeviceStreams", dependencies: ["InputModel", "Reactive"]),
+        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "DeviceStreams", "CEvdev", "CUdev", "CLinux"]),
         // IIO sensors: sysfs and scan-element parsing, polled and buffered reading, udev
         // discovery (through InputDevices' udev wrappers and its InputLoop: libudev stays
         // imported by one module).
-        .target(name: "Sensors", dependencies: ["Reactive", "InputModel", "InputDevices"]),
+        .target(name: "Sensors", dependencies: ["Reactive", "InputModel", "DeviceStreams", "InputDevices"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
         // Bounded reading of the files evflow is told to read (configurations, recordings):
@@ -63,13 +69,13 @@ let package = Package(
         // The command-line option values of evflowd and evflowctl, parsed and range-checked
         // in one place (shared with the options fuzz target).
         .target(name: "OptionValues"),
-        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "YAML", "FileReading"]),
-        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "YAML", "FileReading",
+        .target(name: "Recording", dependencies: ["Reactive", "InputModel", "DeviceStreams", "YAML", "FileReading"]),
+        .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "DeviceStreams", "YAML", "FileReading",
                                                  .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [
-            "Reactive", "InputModel", "Pipeline", "EvflowProtocol",
+            "Reactive", "InputModel", "DeviceStreams", "Pipeline", "EvflowProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -77,7 +83,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "DeviceStreams", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -121,7 +127,7 @@ let package = Package(
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
         // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
-        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "OptionValues", "Reactive"],
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "DeviceStreams", "OptionValues", "Reactive"],
                 path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
@@ -129,17 +135,17 @@ let package = Package(
         // CEvdev: the name tables are compared with libevdev's, name by name.
         .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
         .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "InputDevices", "ReactiveTesting"]),
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "DeviceStreams", "InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "DeviceStreams", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
         .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "InputModel", "EvflowProtocol"]),
-        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "ReactiveTesting"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

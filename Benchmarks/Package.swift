@@ -59,13 +59,17 @@ let package = Package(
 import Foundation
 let evflowManifest = (try? String(contentsOfFile: (evflowRoot.hasPrefix("/") ? evflowRoot
     : Context.packageDirectory + "/" + evflowRoot) + "/Package.swift", encoding: .utf8)) ?? ""
+// `DeviceStream` has its own module since issue #23 (in InputModel before): a commit that
+// exports DeviceStreams gets it, an older one finds the type in InputModel.
+let deviceStreams: [Target.Dependency] = evflowManifest.contains(".library(name: \"DeviceStreams\"")
+    ? [.product(name: "DeviceStreams", package: "evflow")] : []
 if ["InputModel", "Recording", "Pipeline"].allSatisfy({ evflowManifest.contains(".library(name: \"\($0)\"") }) {
     package.targets.append(.executableTarget(name: "ReplayThroughput", dependencies: [
         .product(name: "InputModel", package: "evflow"),
         .product(name: "Recording", package: "evflow"),
         .product(name: "Pipeline", package: "evflow"),
         evflowReactive,
-    ]))
+    ] + deviceStreams))
 }
 
 // L1 and M1 (docs/benchmarks.md "Daemon: L1", "Daemon: M1"): the state server's latency and the
@@ -82,7 +86,7 @@ if ["InputModel", "Recording", "Pipeline", "StateServer"].allSatisfy({ evflowMan
     // L1's fd rows read through evflow's input thread (InputLoop), exported since issue #10.
     let inputDevices: [Target.Dependency] = evflowManifest.contains(".library(name: \"InputDevices\"")
         ? [.product(name: "InputDevices", package: "evflow")] : []
-    package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon + inputDevices))
+    package.targets.append(.executableTarget(name: "LatencyBench", dependencies: daemon + inputDevices + deviceStreams))
     package.targets.append(.executableTarget(name: "MemoryBench", dependencies: daemon))
 }
 

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import DeviceStreams
 import InputModel
 import OptionValues
 import Pipeline

@@ -175,15 +175,8 @@ struct ByteCursor {
             p += 1
         }
         var value: Int64 = 0
-        var digits = 0
-        while p < end {
-            let d = p.pointee &- ASCII.zero
-            guard d < 10 else { break }
-            digits += 1
-            guard digits <= 18 else { throw error(.badNumber(field: field, text: token(from: start))) }
-            value = value &* 10 &+ Int64(d)
-            p += 1
-        }
+        let digits = decimalDigits(into: &value)
+        guard digits <= 18 else { throw error(.badNumber(field: field, text: token(from: start))) }
         if digits == 0 {
             if p == start, atLineEnd { throw error(.truncatedLine(expected: field)) }
             throw error(.badNumber(field: field, text: token(from: start)))
@@ -201,14 +194,7 @@ struct ByteCursor {
         skipBlanks()
         let start = p
         var seconds: Int64 = 0
-        var digits = 0
-        while p < end {
-            let d = p.pointee &- ASCII.zero
-            guard d < 10 else { break }
-            digits += 1
-            seconds = seconds &* 10 &+ Int64(d)
-            p += 1
-        }
+        let digits = decimalDigits(into: &seconds)
         if digits == 0, atLineEnd { throw error(.truncatedLine(expected: "timestamp")) }
         // 12 digits of seconds is 31,000 years: enough, and keeps µs far from overflow.
         guard digits > 0, digits <= 12, p < end, p.pointee == ASCII.dot else {
@@ -216,18 +202,26 @@ struct ByteCursor {
         }
         p += 1
         var micros: Int64 = 0
-        var fraction = 0
-        while p < end {
-            let d = p.pointee &- ASCII.zero
-            guard d < 10 else { break }
-            fraction += 1
-            micros = micros &* 10 &+ Int64(d)
-            p += 1
-        }
+        let fraction = decimalDigits(into: &micros)
         guard fraction == 6, atFieldEnd else {
             throw error(.badNumber(field: "timestamp", text: token(from: start)))
         }
         return seconds &* 1_000_000 &+ micros
+    }
+
+    /// Reads the decimal digits at the cursor into `value` (wrapping: the callers bound the
+    /// count they accept) and returns how many there were.
+    @inline(__always)
+    mutating func decimalDigits(into value: inout Int64) -> Int {
+        var digits = 0
+        while p < end {
+            let d = p.pointee &- ASCII.zero
+            guard d < 10 else { break }
+            digits += 1
+            value = value &* 10 &+ Int64(d)
+            p += 1
+        }
+        return digits
     }
 
     /// Requires the rest of the line to be blank or a comment.

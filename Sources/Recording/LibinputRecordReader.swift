@@ -89,21 +89,24 @@ public enum LibinputRecordReader {
         }
 
         mutating func mapping(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> YAMLMapping {
-            guard let node else { throw fail(nil, .badStructure("missing \(what)")) }
-            line = node.mark.line
-            guard let mapping = node.mapping else {
-                throw fail(node, .badStructure("\(what) is not a mapping"))
-            }
-            return mapping
+            try collection(node, what, \.mapping, "a mapping")
         }
 
         mutating func sequence(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> YAMLSequence {
+            try collection(node, what, \.sequence, "a list")
+        }
+
+        /// `node` as the collection `kind` names (read with `view`); its line becomes the
+        /// line errors name from here on.
+        private mutating func collection<Value>(
+            _ node: YAMLNode?, _ what: String, _ view: (YAMLNode) -> Value?, _ kind: String
+        ) throws(RecordingError) -> Value {
             guard let node else { throw fail(nil, .badStructure("missing \(what)")) }
             line = node.mark.line
-            guard let sequence = node.sequence else {
-                throw fail(node, .badStructure("\(what) is not a list"))
+            guard let collection = view(node) else {
+                throw fail(node, .badStructure("\(what) is not \(kind)"))
             }
-            return sequence
+            return collection
         }
 
         func string(_ node: YAMLNode?, _ what: String) throws(RecordingError) -> String {

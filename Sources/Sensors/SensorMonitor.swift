@@ -1,3 +1,4 @@
+import DeviceStreams
 import InputDevices
 import InputModel
 import Reactive

@@ -1,3 +1,4 @@
+import DeviceStreams
 import InputModel
 @testable import Pipeline
 import Reactive

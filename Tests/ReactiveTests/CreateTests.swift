@@ -16,7 +16,7 @@ struct CreateTests {
             observer.onCompleted()
             return Disposables.create()
         }
-        // A raw observer: no TerminalObserver in between, so create alone must enforce it.
+        // A raw observer: no subscribe(onNext:) in between, so create alone must enforce it.
         _ = source.subscribe(AnyObserver { events.append($0) })
         #expect(events == [.next(1), .completed])
     }

@@ -79,8 +79,8 @@ struct DisposableTests {
         let count = 500
         let upstreamDisposals = Atomic<Int>(0)
         let handlers = Atomic<Int>(0)
-        // An upstream that counts its disposal; `subscribe(onNext:)` (TerminalObserver),
-        // an operator (OperatorSink: map) and `Observable.create` (CreateSink) over it.
+        // An upstream that counts its disposal; `subscribe(onNext:)` (GuardedObserver),
+        // an operator (OperatorSink: map) and `Observable.create` (GuardedObserver) over it.
         let source = Observable<Int>.create { _ in Disposables.create { upstreamDisposals.wrappingAdd(1, ordering: .relaxed) } }
         let subscriptions: [Disposable] = (0..<count).map { i in
             switch i % 3 {

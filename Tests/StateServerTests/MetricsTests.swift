@@ -1,3 +1,4 @@
+import DeviceStreams
 import Dispatch
 import Foundation
 import InputModel

@@ -25,6 +25,9 @@
 // (`sent`), from the server's own `LATENCY` answer (warm-up included), beside the clients'
 // median. Under the allocation counter (`LD_PRELOAD=<alloc_counter.so>`, see run.sh) the line
 // also gives the heap allocations per injected frame during the counted window, all threads.
+#if canImport(DeviceStreams)
+import DeviceStreams
+#endif
 import Foundation
 import InputDevices
 import InputModel

@@ -12,6 +12,9 @@
 // counters right before its removal) that must be the same in every repetition.
 //
 //   swift run -c release --package-path Benchmarks ReplayThroughput [--reps N] [--events N] [--recordings DIR]
+#if canImport(DeviceStreams)
+import DeviceStreams
+#endif
 import Foundation
 import InputModel
 import Pipeline

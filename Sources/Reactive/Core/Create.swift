@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Observable {
     /// Creates a sequence from a subscribe function written by the user.
     ///
@@ -10,7 +8,7 @@ extension Observable {
     @inlinable
     public static func create(_ subscribe: @escaping (AnyObserver<Element>) -> Disposable) -> Observable<Element> {
         Observable { downstream in
-            let sink = CreateSink(downstream)
+            let sink = GuardedObserver(CreateTarget(downstream))
             let upstream = subscribe(AnyObserver { sink.on($0) })
             sink.setUpstream(upstream)
             return sink
@@ -18,14 +16,11 @@ extension Observable {
     }
 }
 
-/// Guards a user-written source: grammar, disposal, and dispose-after-stop.
+/// `Observable.create`'s target: a user-written source's events go to the downstream
+/// through a `GuardedObserver` (grammar, disposal, and dispose-after-stop).
 @usableFromInline
-final class CreateSink<Element>: Cancelable, @unchecked Sendable {
-    /// Counts this object in `LiveResources` until it is destroyed.
-    private let live = LiveResources.Token()
-    @usableFromInline let disposal = DisposalState()
+struct CreateTarget<Element>: GuardedTarget {
     @usableFromInline let downstream: AnyObserver<Element>
-    @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
 
     @inlinable
     init(_ downstream: AnyObserver<Element>) {
@@ -33,27 +28,12 @@ final class CreateSink<Element>: Cancelable, @unchecked Sendable {
     }
 
     @inlinable
-    var isDisposed: Bool { disposal.isDisposed }
+    func onNext(_ element: Element) {
+        downstream.on(.next(element))
+    }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        if disposal.isStoppedOrDisposed { return }
-        if case .next = event {
-            downstream.on(event)
-            return
-        }
-        guard disposal.stop() else { return }
+    func onStop(_ event: Event<Element>) {
         downstream.on(event)
-        dispose()
-    }
-
-    @inlinable
-    func setUpstream(_ disposable: Disposable) {
-        disposal.assign(disposable) { upstream = $0 }
-    }
-
-    @inlinable
-    func dispose() {
-        _ = disposal.dispose { upstream.take() }
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 extension ObservableType {
     /// Subscribes closures to the sequence.
     ///
@@ -18,77 +16,47 @@ extension ObservableType {
         onCompleted: (() -> Void)? = nil,
         onDisposed: (() -> Void)? = nil
     ) -> Disposable {
-        let terminal = TerminalObserver<Element>(
-            onNext: onNext, onError: onError, onCompleted: onCompleted, onDisposed: onDisposed)
+        let terminal = GuardedObserver(
+            SubscribeClosures<Element>(onNext: onNext, onError: onError, onCompleted: onCompleted),
+            onDisposed: onDisposed)
         let upstream = subscribe(AnyObserver<Element> { terminal.on($0) })
         terminal.setUpstream(upstream)
         return terminal
     }
 }
 
-/// The observer at the end of `subscribe(onNext:...)`: enforces the grammar, stops on
-/// disposal, and owns the upstream subscription.
-///
-/// Its `DisposalState` word holds `stopped` (a stop event was delivered), `disposed` and
-/// `assigned` (the upstream disposable is set). The per-event cost is one relaxed load.
+/// The end of `subscribe(onNext:...)`: its closures, behind a `GuardedObserver`.
 @usableFromInline
-final class TerminalObserver<Element>: Cancelable, @unchecked Sendable {
-    /// Counts this object in `LiveResources` until it is destroyed.
-    private let live = LiveResources.Token()
-    @usableFromInline let disposal = DisposalState()
+struct SubscribeClosures<Element>: GuardedTarget {
     @usableFromInline let onNext: ((Element) -> Void)?
     @usableFromInline let onError: ((any Error) -> Void)?
     @usableFromInline let onCompleted: (() -> Void)?
-    // Cleared by the single thread that disposes.
-    @usableFromInline @exclusivity(unchecked) var onDisposed: (() -> Void)?
-    @usableFromInline @exclusivity(unchecked) var upstream: Disposable?
 
     @inlinable
-    init(onNext: ((Element) -> Void)?, onError: ((any Error) -> Void)?,
-         onCompleted: (() -> Void)?, onDisposed: (() -> Void)?) {
+    init(onNext: ((Element) -> Void)?, onError: ((any Error) -> Void)?, onCompleted: (() -> Void)?) {
         self.onNext = onNext
         self.onError = onError
         self.onCompleted = onCompleted
-        self.onDisposed = onDisposed
     }
 
     @inlinable
-    var isDisposed: Bool { disposal.isDisposed }
+    func onNext(_ element: Element) {
+        onNext?(element)
+    }
 
     @inlinable
-    func on(_ event: Event<Element>) {
-        if disposal.isStoppedOrDisposed { return }
+    func onStop(_ event: Event<Element>) {
         switch event {
-        case .next(let element):
-            onNext?(element)
+        case .next: break
         case .error(let error):
-            guard disposal.stop() else { return }
             if let onError {
                 onError(error)
             } else {
                 reportUnhandledError(error)
             }
-            dispose()
         case .completed:
-            guard disposal.stop() else { return }
             onCompleted?()
-            dispose()
         }
-    }
-
-    /// Sets the upstream subscription; disposes it at once if disposed (or stopped and
-    /// disposed) while subscribing.
-    @inlinable
-    func setUpstream(_ disposable: Disposable) {
-        disposal.assign(disposable) { upstream = $0 }
-    }
-
-    @inlinable
-    func dispose() {
-        guard disposal.dispose(take: { upstream.take() }) else { return }
-        let handler = onDisposed
-        onDisposed = nil
-        handler?()
     }
 }
 

@@ -11,7 +11,7 @@ import Synchronization
 /// `SinkDisposer` rule). Every transition is one `bitwiseOr`; `dispose` is idempotent.
 ///
 /// Used by `OperatorSink` (and through it every stateful operator and `TimedSink`),
-/// `TerminalObserver` (`subscribe(onNext:...)`), `CreateSink` (`Observable.create`),
+/// `GuardedObserver` (`subscribe(onNext:...)` and `Observable.create`),
 /// `SingleAssignmentDisposable`, and the one-shot `AnonymousDisposable`/`BinaryDisposable`.
 /// Stored as a `let` of its owner (it is `~Copyable`, like the `Atomic` inside).
 @usableFromInline

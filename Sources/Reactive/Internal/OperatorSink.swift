@@ -35,3 +35,34 @@ package class OperatorSink: Cancelable, @unchecked Sendable {
     @usableFromInline
     func disposeResources() {}
 }
+
+/// Base of the sinks that serialise several inputs (outer and inners, several sources) into
+/// one downstream observer and end it themselves: the observer and the stop rule — a stop
+/// event goes downstream once, marks the sink `stopped` (later inputs are ignored), then
+/// disposes everything. `stopped` is touched only by the thread inside the subclass's gate.
+@usableFromInline
+package class DownstreamSink<Element>: OperatorSink, @unchecked Sendable {
+    @usableFromInline let downstream: AnyObserver<Element>
+    // Touched only inside the subclass's gate.
+    @usableFromInline final var stopped = false
+
+    @inlinable
+    init(downstream: AnyObserver<Element>) {
+        self.downstream = downstream
+        super.init()
+    }
+
+    /// Sends `event` (`completed` or `error`) downstream as the last event, then disposes.
+    @inlinable
+    final func stop(_ event: Event<Element>) {
+        stopped = true
+        downstream.on(event)
+        dispose()
+    }
+
+    /// Ends with `error`; see `stop(_:)`.
+    @inlinable
+    final func fail(_ error: any Error) {
+        stop(.error(error))
+    }
+}

@@ -30,6 +30,58 @@ extension TimedMachine {
     package mutating func start(_ sink: TimedSink<Self>) {}
 }
 
+/// The pure state of a timed operator (`ThrottleState`, `DebounceState`, `BufferState`): one
+/// operation per kind of upstream event, each returning the action its machine performs.
+@usableFromInline
+package protocol TimedOperatorState {
+    /// The upstream's elements.
+    associatedtype Element
+    /// What one operation decided (emit, arm, complete, ...).
+    associatedtype Action
+
+    /// An element at `now` (the scheduler's clock).
+    mutating func onNext(_ element: Element, now: Int64) -> Action
+    /// The upstream completed.
+    mutating func onCompleted() -> Action
+    /// The upstream failed.
+    mutating func onError(_ error: any Error) -> Action
+}
+
+extension TimedOperatorState {
+    /// The operation for `event`; `now` is read for an element only.
+    @inlinable @inline(__always)
+    package mutating func on(_ event: Event<Element>, now: @autoclosure () -> Int64) -> Action {
+        switch event {
+        case .next(let element): return onNext(element, now: now())
+        case .completed: return onCompleted()
+        case .error(let error): return onError(error)
+        }
+    }
+}
+
+/// A `TimedMachine` that runs a `TimedOperatorState` and performs the actions it decides:
+/// each upstream event goes to the state's operation for it (throttle, debounce, buffer).
+@usableFromInline
+package protocol TimedOperatorMachine: TimedMachine where Input == Event<State.Element> {
+    /// The operator's pure state.
+    associatedtype State: TimedOperatorState
+    /// The state, changed only through its operations.
+    var state: State { get set }
+    /// Does what `action` says (emit, arm the timer, end the stream).
+    mutating func perform(_ action: State.Action, _ sink: TimedSink<Self>)
+}
+
+extension TimedOperatorMachine {
+    /// One upstream event: the state's operation for it, then its action.
+    @inlinable
+    package mutating func on(_ event: Event<State.Element>, _ sink: TimedSink<Self>) {
+        // The action is computed first: `perform(state.on(...), sink)` would copy the whole
+        // machine per event (the call's base, self, is read before the argument that mutates it).
+        let action = state.on(event, now: sink.now)
+        perform(action, sink)
+    }
+}
+
 /// The one skeleton of the core's timed operators (throttle, debounce, buffer, take(for:),
 /// timeout) and of the noise-filter stage: a `SerialGate` through which upstream inputs,
 /// timer ticks and disposal pass as one serial stream, one reusable `SchedulerTimer` slot armed
@@ -112,6 +164,14 @@ package final class TimedSink<Machine: TimedMachine>: OperatorSink, @unchecked S
     /// Whether `token` is the one of the latest `arm(at:)`: a tick with an older one is stale.
     @inlinable
     package func isCurrent(_ token: UInt64) -> Bool { token == generation }
+
+    /// Sends `event` (`completed` or `error`) to `downstream` as the last event, then disposes
+    /// the sink (the machine's stop rule, as `DownstreamSink.stop` is the gated sinks').
+    @inlinable
+    package func stop<Element>(_ downstream: AnyObserver<Element>, _ event: Event<Element>) {
+        downstream.on(event)
+        dispose()
+    }
 
     /// Cancels the pending deadline, if any; the slot stays for the next arm.
     @inlinable

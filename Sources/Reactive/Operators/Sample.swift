@@ -29,7 +29,7 @@ extension ObservableType {
 }
 
 @usableFromInline
-final class SampleSink<Element, SamplerElement>: OperatorSink, @unchecked Sendable {
+final class SampleSink<Element, SamplerElement>: DownstreamSink<Element>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case source(Event<Element>)
@@ -38,20 +38,17 @@ final class SampleSink<Element, SamplerElement>: OperatorSink, @unchecked Sendab
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let defaultValue: Element?
     @usableFromInline let sourceSubscription = SingleAssignmentDisposable()
     @usableFromInline let samplerSubscription = SingleAssignmentDisposable()
     // Touched only inside the gate.
     @usableFromInline var latest: Element? = nil
     @usableFromInline var sourceDone = false
-    @usableFromInline var stopped = false
 
     @inlinable
     init(downstream: AnyObserver<Element>, defaultValue: Element?) {
-        self.downstream = downstream
         self.defaultValue = defaultValue
-        super.init()
+        super.init(downstream: downstream)
     }
 
     @inlinable
@@ -87,10 +84,8 @@ final class SampleSink<Element, SamplerElement>: OperatorSink, @unchecked Sendab
             sourceDone = true
             sourceSubscription.dispose()
         case .source(.error(let error)), .samplerError(let error):
-            stopped = true
             latest = nil
-            downstream.on(.error(error))
-            dispose()
+            fail(error)
         case .tick(let last):
             if let element = latest ?? defaultValue {
                 latest = nil
@@ -98,9 +93,7 @@ final class SampleSink<Element, SamplerElement>: OperatorSink, @unchecked Sendab
                 if isDisposed { return }   // disposed from inside onNext
             }
             if last || sourceDone {
-                stopped = true
-                downstream.on(.completed)
-                dispose()
+                stop(.completed)
             }
         }
     }

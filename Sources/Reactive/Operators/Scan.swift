@@ -9,19 +9,7 @@ extension ObservableType {
     @inlinable
     public func scan<Accumulate>(_ seed: Accumulate,
                                  accumulator: @escaping (Accumulate, Element) -> Accumulate) -> Observable<Accumulate> {
-        let source = self
-        return Observable { observer in
-            var accumulate = seed
-            return source.subscribe(AnyObserver<Element> { event in
-                switch event {
-                case .next(let element):
-                    accumulate = accumulator(accumulate, element)
-                    observer.on(.next(accumulate))
-                case .error(let error): observer.on(.error(error))
-                case .completed: observer.on(.completed)
-                }
-            })
-        }
+        scan(into: seed) { accumulate, element in accumulate = accumulator(accumulate, element) }
     }
 
     /// `scan` that mutates the accumulator in place (no copy per element for arrays and

@@ -47,7 +47,6 @@ struct TakeForMachine<Element>: TimedMachine {
 
     @inlinable
     func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
-        downstream.on(.completed)
-        sink.dispose()
+        sink.stop(downstream, .completed)
     }
 }

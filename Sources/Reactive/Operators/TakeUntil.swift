@@ -30,7 +30,7 @@ extension ObservableType {
 }
 
 @usableFromInline
-final class TakeUntilSink<Element, OtherElement>: OperatorSink, @unchecked Sendable {
+final class TakeUntilSink<Element, OtherElement>: DownstreamSink<Element>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case source(Event<Element>)
@@ -40,16 +40,7 @@ final class TakeUntilSink<Element, OtherElement>: OperatorSink, @unchecked Senda
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let otherSubscription = SingleAssignmentDisposable()
-    // Touched only inside the gate.
-    @usableFromInline var stopped = false
-
-    @inlinable
-    init(downstream: AnyObserver<Element>) {
-        self.downstream = downstream
-        super.init()
-    }
 
     @inlinable
     func on(_ event: Event<Element>) {
@@ -77,17 +68,11 @@ final class TakeUntilSink<Element, OtherElement>: OperatorSink, @unchecked Senda
         guard !stopped, !isDisposed else { return }
         switch message {
         case .source(let event):
-            if event.isStopEvent { stopped = true }
-            downstream.on(event)
-            if event.isStopEvent { dispose() }
+            if event.isStopEvent { stop(event) } else { downstream.on(event) }
         case .otherNext:
-            stopped = true
-            downstream.on(.completed)
-            dispose()
+            stop(.completed)
         case .otherError(let error):
-            stopped = true
-            downstream.on(.error(error))
-            dispose()
+            fail(error)
         case .otherCompleted:
             otherSubscription.dispose()
         }

@@ -84,12 +84,10 @@ struct TimeoutMachine<Element>: TimedMachine {
                 sink.arm(at: sink.now + dueTime)
                 downstream.on(event)
             case .error, .completed:
-                downstream.on(event)
-                sink.dispose()
+                sink.stop(downstream, event)
             }
         case .other(let event):
-            downstream.on(event)
-            if event.isStopEvent { sink.dispose() }
+            if event.isStopEvent { sink.stop(downstream, event) } else { downstream.on(event) }
         }
     }
 

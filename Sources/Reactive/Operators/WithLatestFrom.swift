@@ -37,7 +37,7 @@ extension ObservableType {
 
 /// withLatestFrom behind a `SerialGate`.
 @usableFromInline
-final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecked Sendable {
+final class WithLatestFromSink<Element, Second, Result>: DownstreamSink<Result>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case source(Event<Element>)
@@ -47,17 +47,14 @@ final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecke
     @usableFromInline let gate = SerialGate<Message>()
     /// Disposed when `second` completes; its last element stays `latest`.
     @usableFromInline let secondSubscription = SingleAssignmentDisposable()
-    @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (Element, Second) throws -> Result
     // Touched only inside the gate.
     @usableFromInline var latest: Second?
-    @usableFromInline var stopped = false
 
     @inlinable
     init(downstream: AnyObserver<Result>, selector: @escaping (Element, Second) throws -> Result) {
-        self.downstream = downstream
         self.selector = selector
-        super.init()
+        super.init(downstream: downstream)
     }
 
     @inlinable
@@ -81,12 +78,5 @@ final class WithLatestFromSink<Element, Second, Result>: OperatorSink, @unchecke
         case .source(.error(let error)), .second(.error(let error)):
             stop(.error(error))
         }
-    }
-
-    @inlinable
-    func stop(_ event: Event<Result>) {
-        stopped = true
-        downstream.on(event)
-        dispose()
     }
 }

@@ -27,7 +27,7 @@ public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unch
     }
 
     /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
+    public var hasObservers: Bool { core.hasObservers }
 
     /// The current value; throws the error the subject ended with.
     public func value() throws -> Element {
@@ -62,8 +62,7 @@ public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unch
     /// This subject as an `Observable`.
     @inlinable
     public func asObservable() -> Observable<Element> {
-        let core = self.core
-        return Observable { core.subscribe($0) }
+        core.asObservable()
     }
 }
 

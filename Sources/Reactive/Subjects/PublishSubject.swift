@@ -15,7 +15,7 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
     }
 
     /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
+    public var hasObservers: Bool { core.hasObservers }
 
     /// Sends an event to every current observer.
     ///
@@ -44,7 +44,6 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
     /// This subject as an `Observable`.
     @inlinable
     public func asObservable() -> Observable<Element> {
-        let core = self.core
-        return Observable { core.subscribe($0) }
+        core.asObservable()
     }
 }

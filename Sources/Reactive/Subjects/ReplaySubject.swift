@@ -42,7 +42,7 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
     }
 
     /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.observerCount.load(ordering: .relaxed) > 0 }
+    public var hasObservers: Bool { core.hasObservers }
 
     /// Sends an event; `next` elements are also buffered.
     @inlinable
@@ -59,7 +59,6 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
     /// This subject as an `Observable`.
     @inlinable
     public func asObservable() -> Observable<Element> {
-        let core = self.core
-        return Observable { core.subscribe($0) }
+        core.asObservable()
     }
 }

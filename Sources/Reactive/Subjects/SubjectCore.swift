@@ -138,6 +138,17 @@ final class SubjectCore<Element>: @unchecked Sendable {
         send(.subscribe(entry))
         return entry
     }
+
+    /// The subject as an `Observable`: subscribing it subscribes the core (not the subject
+    /// object, which may be released while subscriptions live on).
+    @inlinable
+    func asObservable() -> Observable<Element> {
+        Observable { [self] in subscribe($0) }
+    }
+
+    /// Whether anyone is subscribed (relaxed: a subscription in flight may not be counted yet).
+    @inlinable
+    var hasObservers: Bool { observerCount.load(ordering: .relaxed) > 0 }
 }
 
 /// One observer of a subject; disposing it stops delivery of every event that checks its

@@ -1,3 +1,4 @@
+import DeviceStreams
 import EvflowProtocol
 import InputModel
 import Pipeline

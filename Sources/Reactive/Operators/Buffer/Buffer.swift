@@ -34,7 +34,7 @@ extension ObservableType {
 /// `buffer` as a `TimedMachine`: runs `BufferState` and performs its actions; the window
 /// timer is armed at subscription.
 @usableFromInline
-struct BufferMachine<Element>: TimedMachine {
+struct BufferMachine<Element>: TimedOperatorMachine {
     @usableFromInline let downstream: AnyObserver<[Element]>
     @usableFromInline var state: BufferState<Element>
     /// The deadline the timer is armed for (windows follow each other from it).
@@ -50,20 +50,6 @@ struct BufferMachine<Element>: TimedMachine {
     mutating func start(_ sink: TimedSink<Self>) {
         deadline = sink.now + state.timeSpan
         sink.arm(at: deadline, token: state.generation)
-    }
-
-    @inlinable
-    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
-        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
-        // whole machine per event (the call's base, self, is read before the argument that
-        // mutates it).
-        let action: BufferState<Element>.Action
-        switch event {
-        case .next(let element): action = state.onNext(element, now: sink.now)
-        case .completed: action = state.onCompleted()
-        case .error(let error): action = state.onError(error)
-        }
-        perform(action, sink)
     }
 
     @inlinable
@@ -84,11 +70,9 @@ struct BufferMachine<Element>: TimedMachine {
         case .emitAndComplete(let array):
             downstream.on(.next(array))
             if sink.isDisposed { return }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }

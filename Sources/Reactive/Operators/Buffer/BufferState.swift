@@ -1,6 +1,6 @@
 /// The buffer decisions, free of threads and timers: each input returns what to do.
 @usableFromInline
-struct BufferState<Element> {
+struct BufferState<Element>: TimedOperatorState {
     @usableFromInline
     enum Action {
         case none

@@ -59,9 +59,37 @@ extension Observable {
     }
 }
 
+/// What the combineLatest sinks share: one subscription per source, `CombineLatestState`, and
+/// the completion rule (a completed source is unsubscribed at once; the sink completes when
+/// the state says no combination can come any more).
+@usableFromInline
+class CombineLatestSink<Result>: DownstreamSink<Result>, @unchecked Sendable {
+    /// One subscription per source: a source that completes is unsubscribed at once.
+    @usableFromInline let sources: [SingleAssignmentDisposable]
+    // Touched only inside the subclass's gate.
+    @usableFromInline final var state: CombineLatestState
+
+    @inlinable
+    init(downstream: AnyObserver<Result>, count: Int) {
+        self.sources = (0..<count).map { _ in SingleAssignmentDisposable() }
+        self.state = CombineLatestState(count: count)
+        super.init(downstream: downstream)
+    }
+
+    /// Source `index` completed.
+    @inlinable
+    final func completed(_ index: Int) {
+        guard case .complete = state.onCompleted(index) else {
+            sources[index].dispose()
+            return
+        }
+        stop(.completed)
+    }
+}
+
 /// combineLatest of two typed sources behind a `SerialGate`.
 @usableFromInline
-final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable {
+final class CombineLatest2Sink<A, B, Result>: CombineLatestSink<Result>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case a(Event<A>)
@@ -69,22 +97,15 @@ final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable 
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    /// One subscription per source: a source that completes is unsubscribed at once.
-    @usableFromInline let sources: [SingleAssignmentDisposable]
-    @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (A, B) throws -> Result
     // Touched only inside the gate.
-    @usableFromInline var state = CombineLatestState(count: 2)
     @usableFromInline var a: A?
     @usableFromInline var b: B?
-    @usableFromInline var stopped = false
 
     @inlinable
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B) throws -> Result) {
-        self.downstream = downstream
         self.selector = selector
-        self.sources = (0..<2).map { _ in SingleAssignmentDisposable() }
-        super.init()
+        super.init(downstream: downstream, count: 2)
     }
 
     @inlinable
@@ -106,29 +127,11 @@ final class CombineLatest2Sink<A, B, Result>: OperatorSink, @unchecked Sendable 
         guard ready, let a, let b else { return }
         do { downstream.on(.next(try selector(a, b))) } catch { fail(error) }
     }
-
-    @inlinable
-    func completed(_ index: Int) {
-        guard case .complete = state.onCompleted(index) else {
-            sources[index].dispose()
-            return
-        }
-        stopped = true
-        downstream.on(.completed)
-        dispose()
-    }
-
-    @inlinable
-    func fail(_ error: any Error) {
-        stopped = true
-        downstream.on(.error(error))
-        dispose()
-    }
 }
 
 /// combineLatest of three typed sources behind a `SerialGate`.
 @usableFromInline
-final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendable {
+final class CombineLatest3Sink<A, B, C, Result>: CombineLatestSink<Result>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case a(Event<A>)
@@ -137,23 +140,16 @@ final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendab
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    /// One subscription per source: a source that completes is unsubscribed at once.
-    @usableFromInline let sources: [SingleAssignmentDisposable]
-    @usableFromInline let downstream: AnyObserver<Result>
     @usableFromInline let selector: (A, B, C) throws -> Result
     // Touched only inside the gate.
-    @usableFromInline var state = CombineLatestState(count: 3)
     @usableFromInline var a: A?
     @usableFromInline var b: B?
     @usableFromInline var c: C?
-    @usableFromInline var stopped = false
 
     @inlinable
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B, C) throws -> Result) {
-        self.downstream = downstream
         self.selector = selector
-        self.sources = (0..<3).map { _ in SingleAssignmentDisposable() }
-        super.init()
+        super.init(downstream: downstream, count: 3)
     }
 
     @inlinable
@@ -177,29 +173,11 @@ final class CombineLatest3Sink<A, B, C, Result>: OperatorSink, @unchecked Sendab
         guard ready, let a, let b, let c else { return }
         do { downstream.on(.next(try selector(a, b, c))) } catch { fail(error) }
     }
-
-    @inlinable
-    func completed(_ index: Int) {
-        guard case .complete = state.onCompleted(index) else {
-            sources[index].dispose()
-            return
-        }
-        stopped = true
-        downstream.on(.completed)
-        dispose()
-    }
-
-    @inlinable
-    func fail(_ error: any Error) {
-        stopped = true
-        downstream.on(.error(error))
-        dispose()
-    }
 }
 
 /// combineLatest of an array of same-typed sources behind a `SerialGate`.
 @usableFromInline
-final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
+final class CombineLatestArraySink<E>: CombineLatestSink<[E]>, @unchecked Sendable {
     @usableFromInline
     struct Message {
         @usableFromInline let index: Int
@@ -213,21 +191,13 @@ final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    /// One subscription per source: a source that completes is unsubscribed at once.
-    @usableFromInline let sources: [SingleAssignmentDisposable]
-    @usableFromInline let downstream: AnyObserver<[E]>
     // Touched only inside the gate.
-    @usableFromInline var state: CombineLatestState
     @usableFromInline var values: [E?]
-    @usableFromInline var stopped = false
 
     @inlinable
-    init(downstream: AnyObserver<[E]>, count: Int) {
-        self.downstream = downstream
-        self.state = CombineLatestState(count: count)
+    override init(downstream: AnyObserver<[E]>, count: Int) {
         self.values = Array(repeating: nil, count: count)
-        self.sources = (0..<count).map { _ in SingleAssignmentDisposable() }
-        super.init()
+        super.init(downstream: downstream, count: count)
     }
 
     @inlinable
@@ -245,17 +215,9 @@ final class CombineLatestArraySink<E>: OperatorSink, @unchecked Sendable {
                 downstream.on(.next(values.map { $0! }))
             }
         case .error(let error):
-            stopped = true
-            downstream.on(.error(error))
-            dispose()
+            fail(error)
         case .completed:
-            guard case .complete = state.onCompleted(message.index) else {
-                sources[message.index].dispose()
-                return
-            }
-            stopped = true
-            downstream.on(.completed)
-            dispose()
+            completed(message.index)
         }
     }
 }

@@ -96,9 +96,11 @@ public struct DebounceState<Element> {
 
 extension DebounceState: Sendable where Element: Sendable {}
 
+extension DebounceState: TimedOperatorState {}
+
 /// `debounce` as a `TimedMachine`: runs `DebounceState` and performs its actions.
 @usableFromInline
-struct DebounceMachine<Element>: TimedMachine {
+struct DebounceMachine<Element>: TimedOperatorMachine {
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline var state: DebounceState<Element>
 
@@ -106,20 +108,6 @@ struct DebounceMachine<Element>: TimedMachine {
     init(downstream: AnyObserver<Element>, dueTime: Int64) {
         self.downstream = downstream
         self.state = DebounceState(dueTime: dueTime)
-    }
-
-    @inlinable
-    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
-        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
-        // whole machine per event (the call's base, self, is read before the argument that
-        // mutates it).
-        let action: DebounceState<Element>.Action
-        switch event {
-        case .next(let element): action = state.onNext(element, now: sink.now)
-        case .completed: action = state.onCompleted()
-        case .error(let error): action = state.onError(error)
-        }
-        perform(action, sink)
     }
 
     @inlinable
@@ -139,11 +127,9 @@ struct DebounceMachine<Element>: TimedMachine {
             downstream.on(.next(element))
         case .emitAndComplete(let element):
             if let element { downstream.on(.next(element)) }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }

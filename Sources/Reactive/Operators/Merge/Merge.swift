@@ -46,14 +46,17 @@ extension Observable {
     }
 }
 
-/// Merge and flatMap: the outer's elements are projected to inner sequences, whose events
-/// are serialised with the outer's through one `SerialGate`.
+/// Merge, flatMap and flatMapLatest: the outer's elements are projected to inner sequences,
+/// whose events are serialised with the outer's through one `SerialGate`.
 ///
 /// Inner subscriptions live in a `CompositeDisposable` (one `SingleAssignmentDisposable`
 /// each, so an inner that finishes during its own `subscribe` is still released). Inners are
-/// subscribed inside the gate: their synchronous events are queued, not nested.
+/// subscribed inside the gate: their synchronous events are queued, not nested. Each inner's
+/// events carry the id it was subscribed with; when the sink switches to the latest inner
+/// (`flatMapLatest`), an event of a replaced inner that was already queued in the gate is
+/// ignored by that id.
 @usableFromInline
-final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
+final class MergeSink<Source, Element>: DownstreamSink<Element>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case outer(Event<Source>)
@@ -62,8 +65,10 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
 
     @usableFromInline let gate = SerialGate<Message>()
     @usableFromInline let outerSubscription = SingleAssignmentDisposable()
-    @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let maxConcurrent: Int
+    /// flatMapLatest: a new inner replaces the running one (disposed before the new one is
+    /// subscribed) instead of running beside it.
+    @usableFromInline let switchesToLatest: Bool
     @usableFromInline let project: (Source) throws -> Observable<Element>
     @usableFromInline let inners = CompositeDisposable()
     // Touched only inside the gate.
@@ -73,15 +78,14 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
     @usableFromInline var waiting: [Observable<Element>] = []
     @usableFromInline var waitingHead = 0
     @usableFromInline var outerDone = false
-    @usableFromInline var stopped = false
 
     @inlinable
-    init(downstream: AnyObserver<Element>, maxConcurrent: Int,
+    init(downstream: AnyObserver<Element>, maxConcurrent: Int, switchesToLatest: Bool = false,
          project: @escaping (Source) throws -> Observable<Element>) {
-        self.downstream = downstream
         self.maxConcurrent = max(maxConcurrent, 1)
+        self.switchesToLatest = switchesToLatest
         self.project = project
-        super.init()
+        super.init(downstream: downstream)
     }
 
     /// Subscribes the outer sequence. Its own slot, so that its completion can release it
@@ -109,6 +113,10 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
         case .outer(.next(let value)):
             let inner: Observable<Element>
             do { inner = try project(value) } catch { fail(error); return }
+            if switchesToLatest, let key = keys.removeValue(forKey: nextID &- 1) {
+                inners.remove(for: key)   // disposes the previous inner now
+                active -= 1
+            }
             if active < maxConcurrent {
                 subscribeInner(inner)
             } else {
@@ -120,23 +128,27 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
             outerDone = true
             outerSubscription.dispose()
             completeIfDone()
-        case .inner(_, .next(let element)):
-            downstream.on(.next(element))
-        case .inner(_, .error(let error)):
-            fail(error)
-        case .inner(let id, .completed):
-            if let key = keys.removeValue(forKey: id) { inners.remove(for: key) }
-            active -= 1
-            if waitingHead < waiting.count {
-                let next = waiting[waitingHead]
-                waitingHead += 1
-                if waitingHead == waiting.count {
-                    waiting.removeAll(keepingCapacity: true)
-                    waitingHead = 0
+        case .inner(let id, let event):
+            if switchesToLatest, id != nextID &- 1 { return }   // a replaced inner's
+            switch event {
+            case .next(let element):
+                downstream.on(.next(element))
+            case .error(let error):
+                fail(error)
+            case .completed:
+                if let key = keys.removeValue(forKey: id) { inners.remove(for: key) }
+                active -= 1
+                if waitingHead < waiting.count {
+                    let next = waiting[waitingHead]
+                    waitingHead += 1
+                    if waitingHead == waiting.count {
+                        waiting.removeAll(keepingCapacity: true)
+                        waitingHead = 0
+                    }
+                    subscribeInner(next)
+                } else {
+                    completeIfDone()
                 }
-                subscribeInner(next)
-            } else {
-                completeIfDone()
             }
         }
     }
@@ -157,15 +169,6 @@ final class MergeSink<Source, Element>: OperatorSink, @unchecked Sendable {
     @inlinable
     func completeIfDone() {
         guard outerDone, active == 0, waitingHead == waiting.count else { return }
-        stopped = true
-        downstream.on(.completed)
-        dispose()
-    }
-
-    @inlinable
-    func fail(_ error: any Error) {
-        stopped = true
-        downstream.on(.error(error))
-        dispose()
+        stop(.completed)
     }
 }

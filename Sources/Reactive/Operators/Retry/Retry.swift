@@ -64,7 +64,7 @@ extension ObservableType {
 /// trigger's events are serialised through a `SerialGate`, which doubles as the trampoline
 /// that turns "fail during subscribe, resubscribe" into a loop.
 @usableFromInline
-final class RetrySink<Element, Trigger>: OperatorSink, @unchecked Sendable {
+final class RetrySink<Element, Trigger>: DownstreamSink<Element>, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case subscribe
@@ -73,7 +73,6 @@ final class RetrySink<Element, Trigger>: OperatorSink, @unchecked Sendable {
     }
 
     @usableFromInline let gate = SerialGate<Message>()
-    @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline let source: Observable<Element>
     @usableFromInline let current = SerialDisposable()
     @usableFromInline let triggerSubscription = SingleAssignmentDisposable()
@@ -82,14 +81,12 @@ final class RetrySink<Element, Trigger>: OperatorSink, @unchecked Sendable {
     // Touched only inside the gate.
     @usableFromInline var attemptsLeft: Int
     @usableFromInline var generation: UInt64 = 0
-    @usableFromInline var stopped = false
 
     @inlinable
     init(downstream: AnyObserver<Element>, source: Observable<Element>, attempts: Int) {
-        self.downstream = downstream
         self.source = source
         self.attemptsLeft = attempts
-        super.init()
+        super.init(downstream: downstream)
     }
 
     @inlinable
@@ -146,12 +143,5 @@ final class RetrySink<Element, Trigger>: OperatorSink, @unchecked Sendable {
                 }
             }
         }
-    }
-
-    @inlinable
-    func stop(_ event: Event<Element>) {
-        stopped = true
-        downstream.on(event)
-        dispose()
     }
 }

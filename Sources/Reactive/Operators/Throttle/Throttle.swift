@@ -155,9 +155,11 @@ public struct ThrottleState<Element> {
 
 extension ThrottleState: Sendable where Element: Sendable {}
 
+extension ThrottleState: TimedOperatorState {}
+
 /// `throttle` as a `TimedMachine`: runs `ThrottleState` and performs its actions.
 @usableFromInline
-struct ThrottleMachine<Element>: TimedMachine {
+struct ThrottleMachine<Element>: TimedOperatorMachine {
     @usableFromInline let downstream: AnyObserver<Element>
     @usableFromInline var state: ThrottleState<Element>
 
@@ -165,20 +167,6 @@ struct ThrottleMachine<Element>: TimedMachine {
     init(downstream: AnyObserver<Element>, dueTime: Int64, latest: Bool) {
         self.downstream = downstream
         self.state = ThrottleState(dueTime: dueTime, latest: latest)
-    }
-
-    @inlinable
-    mutating func on(_ event: Event<Element>, _ sink: TimedSink<Self>) {
-        // The action is computed first: `perform(state.onNext(...), sink)` would copy the
-        // whole machine per event (the call's base, self, is read before the argument that
-        // mutates it).
-        let action: ThrottleState<Element>.Action
-        switch event {
-        case .next(let element): action = state.onNext(element, now: sink.now)
-        case .completed: action = state.onCompleted()
-        case .error(let error): action = state.onError(error)
-        }
-        perform(action, sink)
     }
 
     @inlinable
@@ -201,11 +189,9 @@ struct ThrottleMachine<Element>: TimedMachine {
             sink.arm(at: deadline, token: token)
         case .emitAndComplete(let element):
             if let element { downstream.on(.next(element)) }
-            downstream.on(.completed)
-            sink.dispose()
+            sink.stop(downstream, .completed)
         case .error(let error):
-            downstream.on(.error(error))
-            sink.dispose()
+            sink.stop(downstream, .error(error))
         }
     }
 }

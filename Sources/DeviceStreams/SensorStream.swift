@@ -1,3 +1,4 @@
+import InputModel
 import Reactive
 
 /// One IIO sensor's lifetime as a value: its description, its samples, and its removal — the

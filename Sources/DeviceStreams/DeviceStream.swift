@@ -1,3 +1,4 @@
+import InputModel
 import Reactive
 
 /// One device's lifetime as a value: its description, whether it could be opened, and its
