@@ -21,11 +21,49 @@ public struct SensorStream: Sendable {
     /// (the hub keeps a sensor's session by it). Subscribing it costs nothing and may be done
     /// any number of times; a subscription after the removal completes at once.
     public let removal: Observable<Never>
+    /// How its sample times relate to the scheduler's clock (`.live` but for a replay).
+    public let clock: SampleClock
 
-    /// A stream of `info` with `samples`, ending with `removal`.
-    public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>) {
+    /// A stream of `info` with `samples`, ending with `removal`, whose sample times follow `clock`.
+    public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>,
+                clock: SampleClock = .live) {
         self.info = info
         self.samples = samples
         self.removal = removal
+        self.clock = clock
+    }
+}
+
+/// When a stream's samples arrive on the scheduler's clock, given their sample times: what a
+/// timed filter needs to know when a deadline in sample time may fire without overtaking a
+/// sample recorded before it.
+///
+/// Live, a sample's time is the scheduler's clock (CLOCK_MONOTONIC) when it was read: the two
+/// are the same (`.live`). A replay at `speed` delivers a sample of time `origin + t` at
+/// `origin + t / speed`: slower than recorded the scheduler runs ahead of the samples, so a
+/// timer armed at a deadline's sample time would fire before samples recorded earlier than
+/// the deadline had come.
+public struct SampleClock: Hashable, Sendable {
+    /// The scheduler time that is also sample time (a replay's start).
+    public var origin: Int64
+    /// Sample time per scheduler time: 1 live, the replay's speed (may be `.infinity`).
+    public var speed: Double
+
+    /// Sample time is the scheduler's time.
+    public static let live = SampleClock(origin: 0, speed: 1)
+
+    /// A clock whose sample time `origin + t` is reached at scheduler time `origin + t / speed`.
+    public init(origin: Int64, speed: Double) {
+        precondition(speed > 0, "speed must be positive")
+        self.origin = origin
+        self.speed = speed
+    }
+
+    /// The scheduler time when `time` is reached: every sample of time ≤ `time` has been
+    /// delivered before it. A sample of exactly `time` is delivered at `origin + t / speed`
+    /// rounded as `SensorReplaySource` rounds; one nanosecond later leaves no tie with it.
+    public func schedulerTime(_ time: Int64) -> Int64 {
+        if speed == 1 { return time }
+        return origin &+ Int64((Double(time &- origin) / speed).rounded()) &+ 1
     }
 }

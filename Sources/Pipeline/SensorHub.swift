@@ -63,7 +63,7 @@ public struct SensorState: Hashable, Sendable {
 /// source.sensors                                       Observable<SensorStream>
 ///   → flatMap { session($0) }                          one inner subscription per sensor
 ///        samples (only while consumed) → .raw ─┬─→ share() → feeds → watchers, the bridge
-///                 → filter(info, samples)   → .filtered ┘      (last raw/filtered kept for STATE)
+///                 → filter(info, samples, clock) → .filtered ┘      (last raw/filtered kept for STATE)
 /// ```
 ///
 /// A sensor's samples are subscribed only while something consumes them: the session keeps
@@ -77,11 +77,12 @@ public struct SensorState: Hashable, Sendable {
 /// short lock taken when a sensor comes or goes or a watcher starts, never per sample.
 public final class SensorHub: @unchecked Sendable {
     /// The filter chain of one sensor: its raw samples in, the filtered samples out
-    /// (per channel; the configuration's settings for the sensor). Runs on the scheduler.
-    public typealias Filter = @Sendable (SensorInfo, Observable<SensorSample>) -> Observable<SensorSample>
+    /// (per channel; the configuration's settings for the sensor), with the stream's clock
+    /// (for timed filters: `filterSensor`'s `clock`). Runs on the scheduler.
+    public typealias Filter = @Sendable (SensorInfo, Observable<SensorSample>, SampleClock) -> Observable<SensorSample>
 
     /// Passes samples through unchanged: a hub without sensor filters configured.
-    public static let unfiltered: Filter = { _, samples in samples }
+    public static let unfiltered: Filter = { _, samples, _ in samples }
 
     /// The orientation rule of a sensor, nil for none (not an accelerometer, or turned off).
     public typealias OrientationRule = @Sendable (SensorInfo) -> OrientationSettings?
@@ -160,12 +161,12 @@ public final class SensorHub: @unchecked Sendable {
         let configs = BehaviorSubject(value: config)
         self.scheduler = scheduler
         self.configs = configs
-        filter = { info, samples in
+        filter = { info, samples, clock in
             let current = (try? configs.value()) ?? config
             // The subject replays the settings the chain starts with: only later ones are updates.
             let updates = configs.asObservable().skip(1).map { $0.sensorSettings(for: info) }
             return samples.filterSensor(current.sensorSettings(for: info), channels: info.channels, scheduler: scheduler,
-                                        settingsUpdates: updates)
+                                        clock: clock, settingsUpdates: updates)
         }
         orientationRule = { info in ((try? configs.value()) ?? config).sensorSettings(for: info).orientation }
     }
@@ -252,6 +253,7 @@ public final class SensorHub: @unchecked Sendable {
         let latest = session.latest
         let filter = filter
         let samples = stream.samples
+        let clock = stream.clock
         let orientationSettings = orientationRule(info)
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
@@ -265,7 +267,7 @@ public final class SensorHub: @unchecked Sendable {
                 levels.orientation(settings, channels: info.channels, mountMatrix: info.mountMatrix ?? .identity)
                     .subscribe(onNext: { o in latest.withLock { $0.orientation = o.rawValue } })
             }
-            let filtered = filter(info, raw.asObservable()).subscribe(
+            let filtered = filter(info, raw.asObservable(), clock).subscribe(
                 onNext: { sample in
                     levels.onNext(sample)
                     let o = latest.withLock { l -> String? in
