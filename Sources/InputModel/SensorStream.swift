@@ -59,11 +59,31 @@ public struct SampleClock: Hashable, Sendable {
         self.speed = speed
     }
 
-    /// The scheduler time when `time` is reached: every sample of time ≤ `time` has been
-    /// delivered before it. A sample of exactly `time` is delivered at `origin + t / speed`
-    /// rounded as `SensorReplaySource` rounds; one nanosecond later leaves no tie with it.
+    /// When a sample recorded `t` after the start (sample time `origin + t`) is delivered:
+    /// `origin + t / speed` in whole nanoseconds (`origin` at `.infinity`), saturating at
+    /// `Int64`'s bounds — a slow pace stretches a long recording beyond them, which must not trap.
+    public func deliveryTime(recorded t: Int64) -> Int64 {
+        if speed.isInfinite { return origin }
+        let offset: Int64
+        if speed == 1 {
+            offset = t
+        } else {
+            let v = (Double(t) / speed).rounded()
+            offset = v >= 0x1p63 ? .max : v < -0x1p63 ? .min : v.isNaN ? 0 : Int64(v)
+        }
+        let (sum, overflow) = origin.addingReportingOverflow(offset)
+        return overflow ? (offset > 0 ? .max : .min) : sum
+    }
+
+    /// The scheduler time when sample time `time` is reached: every sample of time ≤ `time`
+    /// has been delivered before it. Live (and at speed 1) that is `time`; otherwise one
+    /// nanosecond after a sample of exactly `time` would be delivered, so a timer armed for it
+    /// never runs before that sample, whatever order the scheduler gives equal times.
     public func schedulerTime(_ time: Int64) -> Int64 {
         if speed == 1 { return time }
-        return origin &+ Int64((Double(time &- origin) / speed).rounded()) &+ 1
+        let (t, overflow) = time.subtractingReportingOverflow(origin)
+        if overflow { return time > origin ? .max : .min }
+        let due = deliveryTime(recorded: t)
+        return due == .max ? .max : due + 1
     }
 }

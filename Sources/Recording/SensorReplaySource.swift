@@ -75,7 +75,7 @@ public final class SensorReplaySource: @unchecked Sendable {
                 var i = index
                 while i < ordered.count {
                     let step = ordered[i]
-                    let due = origin + Int64((Double(step.time) / speed).rounded())
+                    let due = clock.deliveryTime(recorded: step.time)
                     if due > scheduler.now {
                         timer.disposable = scheduler.schedule(after: .init(nanoseconds: due - scheduler.now)) { play(from: i) }
                         return
