@@ -138,6 +138,9 @@ public final class SensorHub: @unchecked Sendable {
     public let scheduler: SchedulerType
     private let filter: Filter
     private let orientationRule: OrientationRule
+    /// A sensor's orientation rule after each reload (nil: turned off); never, for a hub
+    /// given its rule.
+    private let orientationUpdates: @Sendable (SensorInfo) -> Observable<OrientationSettings?>
     private let registry = PosixLocked(Registry())
     /// The configuration the filters follow (`init(scheduler:config:)`); nil for a hub given
     /// its filter.
@@ -150,13 +153,15 @@ public final class SensorHub: @unchecked Sendable {
         self.scheduler = scheduler
         self.filter = filter
         orientationRule = orientation
+        orientationUpdates = { _ in .never() }
         configs = nil
     }
 
     /// A hub whose sensors run the configuration's filters (`filterSensor` with
     /// `sensorSettings(for:)`) and orientation rule, following `reload`: a reload reaches the
     /// running filters (`settingsUpdates`: unchanged channels keep their state); the
-    /// orientation rule is taken when a sensor's reading starts.
+    /// orientation rule is taken when a sensor's reading starts and follows reloads too (new
+    /// thresholds keep the current orientation; `orientation: off` clears it).
     public init(scheduler: SchedulerType, config: FilterConfig) {
         let configs = BehaviorSubject(value: config)
         self.scheduler = scheduler
@@ -169,6 +174,7 @@ public final class SensorHub: @unchecked Sendable {
                                         clock: clock, settingsUpdates: updates)
         }
         orientationRule = { info in ((try? configs.value()) ?? config).sensorSettings(for: info).orientation }
+        orientationUpdates = { info in configs.asObservable().skip(1).map { $0.sensorSettings(for: info).orientation } }
     }
 
     /// A new configuration for the sensors' filters (SIGHUP); call it on the scheduler. A hub
@@ -254,7 +260,7 @@ public final class SensorHub: @unchecked Sendable {
         let filter = filter
         let samples = stream.samples
         let clock = stream.clock
-        let orientationSettings = orientationRule(info)
+        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info)
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
         session.updates = Observable<SensorUpdate>.create { observer in
@@ -263,10 +269,11 @@ public final class SensorHub: @unchecked Sendable {
             // The orientation rule runs on each filtered sample before it goes out (it is
             // synchronous), so the sample carries the orientation it led to.
             let levels = PublishSubject<SensorSample>()
-            let orientation = orientationSettings.map { settings in
-                levels.orientation(settings, channels: info.channels, mountMatrix: info.mountMatrix ?? .identity)
-                    .subscribe(onNext: { o in latest.withLock { $0.orientation = o.rawValue } })
-            }
+            // `.undefined` comes when a reload turned the rule off: no orientation then.
+            let orientation = levels.orientation(orientationRule(info), channels: info.channels,
+                                                 mountMatrix: info.mountMatrix ?? .identity,
+                                                 settingsUpdates: orientationUpdates)
+                .subscribe(onNext: { o in latest.withLock { $0.orientation = o == .undefined ? nil : o.rawValue } })
             let filtered = filter(info, raw.asObservable(), clock).subscribe(
                 onNext: { sample in
                     levels.onNext(sample)
@@ -293,7 +300,7 @@ public final class SensorHub: @unchecked Sendable {
             return Disposables.create {
                 reading.dispose()
                 filtered.dispose()
-                orientation?.dispose()
+                orientation.dispose()
                 latest.withLock { $0.live = false }
             }
         }
