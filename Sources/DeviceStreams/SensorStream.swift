@@ -22,11 +22,69 @@ public struct SensorStream: Sendable {
     /// (the hub keeps a sensor's session by it). Subscribing it costs nothing and may be done
     /// any number of times; a subscription after the removal completes at once.
     public let removal: Observable<Never>
+    /// How its sample times relate to the scheduler's clock (`.live` but for a replay).
+    public let clock: SampleClock
 
-    /// A stream of `info` with `samples`, ending with `removal`.
-    public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>) {
+    /// A stream of `info` with `samples`, ending with `removal`, whose sample times follow `clock`.
+    public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>,
+                clock: SampleClock = .live) {
         self.info = info
         self.samples = samples
         self.removal = removal
+        self.clock = clock
+    }
+}
+
+/// When a stream's samples arrive on the scheduler's clock, given their sample times: what a
+/// timed filter needs to know when a deadline in sample time may fire without overtaking a
+/// sample recorded before it.
+///
+/// Live, a sample's time is the scheduler's clock (CLOCK_MONOTONIC) when it was read: the two
+/// are the same (`.live`). A replay at `speed` delivers a sample of time `origin + t` at
+/// `origin + t / speed`: slower than recorded the scheduler runs ahead of the samples, so a
+/// timer armed at a deadline's sample time would fire before samples recorded earlier than
+/// the deadline had come.
+public struct SampleClock: Hashable, Sendable {
+    /// The scheduler time that is also sample time (a replay's start).
+    public var origin: Int64
+    /// Sample time per scheduler time: 1 live, the replay's speed (may be `.infinity`).
+    public var speed: Double
+
+    /// Sample time is the scheduler's time.
+    public static let live = SampleClock(origin: 0, speed: 1)
+
+    /// A clock whose sample time `origin + t` is reached at scheduler time `origin + t / speed`.
+    public init(origin: Int64, speed: Double) {
+        precondition(speed > 0, "speed must be positive")
+        self.origin = origin
+        self.speed = speed
+    }
+
+    /// When a sample recorded `t` after the start (sample time `origin + t`) is delivered:
+    /// `origin + t / speed` in whole nanoseconds (`origin` at `.infinity`), saturating at
+    /// `Int64`'s bounds — a slow pace stretches a long recording beyond them, which must not trap.
+    public func deliveryTime(recorded t: Int64) -> Int64 {
+        if speed.isInfinite { return origin }
+        let offset: Int64
+        if speed == 1 {
+            offset = t
+        } else {
+            let v = (Double(t) / speed).rounded()
+            offset = v >= 0x1p63 ? .max : v < -0x1p63 ? .min : v.isNaN ? 0 : Int64(v)
+        }
+        let (sum, overflow) = origin.addingReportingOverflow(offset)
+        return overflow ? (offset > 0 ? .max : .min) : sum
+    }
+
+    /// The scheduler time when sample time `time` is reached: every sample of time ≤ `time`
+    /// has been delivered before it. Live (and at speed 1) that is `time`; otherwise one
+    /// nanosecond after a sample of exactly `time` would be delivered, so a timer armed for it
+    /// never runs before that sample, whatever order the scheduler gives equal times.
+    public func schedulerTime(_ time: Int64) -> Int64 {
+        if speed == 1 { return time }
+        let (t, overflow) = time.subtractingReportingOverflow(origin)
+        if overflow { return time > origin ? .max : .min }
+        let due = deliveryTime(recorded: t)
+        return due == .max ? .max : due + 1
     }
 }

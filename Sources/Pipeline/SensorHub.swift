@@ -64,7 +64,7 @@ public struct SensorState: Hashable, Sendable {
 /// source.sensors                                       Observable<SensorStream>
 ///   → flatMap { session($0) }                          one inner subscription per sensor
 ///        samples (only while consumed) → .raw ─┬─→ share() → feeds → watchers, the bridge
-///                 → filter(info, samples)   → .filtered ┘      (last raw/filtered kept for STATE)
+///                 → filter(info, samples, clock) → .filtered ┘      (last raw/filtered kept for STATE)
 /// ```
 ///
 /// A sensor's samples are subscribed only while something consumes them: the session keeps
@@ -78,11 +78,12 @@ public struct SensorState: Hashable, Sendable {
 /// short lock taken when a sensor comes or goes or a watcher starts, never per sample.
 public final class SensorHub: @unchecked Sendable {
     /// The filter chain of one sensor: its raw samples in, the filtered samples out
-    /// (per channel; the configuration's settings for the sensor). Runs on the scheduler.
-    public typealias Filter = @Sendable (SensorInfo, Observable<SensorSample>) -> Observable<SensorSample>
+    /// (per channel; the configuration's settings for the sensor), with the stream's clock
+    /// (for timed filters: `filterSensor`'s `clock`). Runs on the scheduler.
+    public typealias Filter = @Sendable (SensorInfo, Observable<SensorSample>, SampleClock) -> Observable<SensorSample>
 
     /// Passes samples through unchanged: a hub without sensor filters configured.
-    public static let unfiltered: Filter = { _, samples in samples }
+    public static let unfiltered: Filter = { _, samples, _ in samples }
 
     /// The orientation rule of a sensor, nil for none (not an accelerometer, or turned off).
     public typealias OrientationRule = @Sendable (SensorInfo) -> OrientationSettings?
@@ -138,6 +139,9 @@ public final class SensorHub: @unchecked Sendable {
     public let scheduler: SchedulerType
     private let filter: Filter
     private let orientationRule: OrientationRule
+    /// A sensor's orientation rule after each reload (nil: turned off); never, for a hub
+    /// given its rule.
+    private let orientationUpdates: @Sendable (SensorInfo) -> Observable<OrientationSettings?>
     private let registry = PosixLocked(Registry())
     /// The configuration the filters follow (`init(scheduler:config:)`); nil for a hub given
     /// its filter.
@@ -150,25 +154,28 @@ public final class SensorHub: @unchecked Sendable {
         self.scheduler = scheduler
         self.filter = filter
         orientationRule = orientation
+        orientationUpdates = { _ in .never() }
         configs = nil
     }
 
     /// A hub whose sensors run the configuration's filters (`filterSensor` with
     /// `sensorSettings(for:)`) and orientation rule, following `reload`: a reload reaches the
     /// running filters (`settingsUpdates`: unchanged channels keep their state); the
-    /// orientation rule is taken when a sensor's reading starts.
+    /// orientation rule is taken when a sensor's reading starts and follows reloads too (new
+    /// thresholds keep the current orientation; `orientation: off` clears it).
     public init(scheduler: SchedulerType, config: FilterConfig) {
         let configs = BehaviorSubject(value: config)
         self.scheduler = scheduler
         self.configs = configs
-        filter = { info, samples in
+        filter = { info, samples, clock in
             let current = (try? configs.value()) ?? config
             // The subject replays the settings the chain starts with: only later ones are updates.
             let updates = configs.asObservable().skip(1).map { $0.sensorSettings(for: info) }
             return samples.filterSensor(current.sensorSettings(for: info), channels: info.channels, scheduler: scheduler,
-                                        settingsUpdates: updates)
+                                        clock: clock, settingsUpdates: updates)
         }
         orientationRule = { info in ((try? configs.value()) ?? config).sensorSettings(for: info).orientation }
+        orientationUpdates = { info in configs.asObservable().skip(1).map { $0.sensorSettings(for: info).orientation } }
     }
 
     /// A new configuration for the sensors' filters (SIGHUP); call it on the scheduler. A hub
@@ -253,7 +260,8 @@ public final class SensorHub: @unchecked Sendable {
         let latest = session.latest
         let filter = filter
         let samples = stream.samples
-        let orientationSettings = orientationRule(info)
+        let clock = stream.clock
+        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info)
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
         session.updates = Observable<SensorUpdate>.create { observer in
@@ -262,11 +270,12 @@ public final class SensorHub: @unchecked Sendable {
             // The orientation rule runs on each filtered sample before it goes out (it is
             // synchronous), so the sample carries the orientation it led to.
             let levels = PublishSubject<SensorSample>()
-            let orientation = orientationSettings.map { settings in
-                levels.orientation(settings, channels: info.channels, mountMatrix: info.mountMatrix ?? .identity)
-                    .subscribe(onNext: { o in latest.withLock { $0.orientation = o.rawValue } })
-            }
-            let filtered = filter(info, raw.asObservable()).subscribe(
+            // `.undefined` comes when a reload turned the rule off: no orientation then.
+            let orientation = levels.orientation(orientationRule(info), channels: info.channels,
+                                                 mountMatrix: info.mountMatrix ?? .identity,
+                                                 settingsUpdates: orientationUpdates)
+                .subscribe(onNext: { o in latest.withLock { $0.orientation = o == .undefined ? nil : o.rawValue } })
+            let filtered = filter(info, raw.asObservable(), clock).subscribe(
                 onNext: { sample in
                     levels.onNext(sample)
                     let o = latest.withLock { l -> String? in
@@ -292,7 +301,7 @@ public final class SensorHub: @unchecked Sendable {
             return Disposables.create {
                 reading.dispose()
                 filtered.dispose()
-                orientation?.dispose()
+                orientation.dispose()
                 latest.withLock { $0.live = false }
             }
         }

@@ -6,7 +6,9 @@ import Synchronization
 /// Plays sensor recordings (docs/formats/sensors.md) as if their sensors were present: when
 /// `sensors` is subscribed, every sensor is announced as a `SensorStream`, and its samples
 /// come at their recorded times on the scheduler (virtual time in tests), with the sample
-/// time `origin + t` whatever the speed, as `ReplaySource` does for frames.
+/// time `origin + t` whatever the speed, as `ReplaySource` does for frames. Each stream's
+/// `clock` says so (`SampleClock(origin:speed:)`), so the filters' timers wait for the
+/// samples recorded before their deadlines and a replay filters the same at any speed.
 ///
 /// A sensor's samples are hot, like a real sensor's: a sample falls due whether or not
 /// anyone reads the sensor, and reaches only those subscribed at that moment. Each sensor is
@@ -64,15 +66,17 @@ public final class SensorReplaySource: @unchecked Sendable {
                 for r in removals { r.onCompleted() }
             }
             let origin = scheduler.now
+            let clock = SampleClock(origin: origin, speed: speed)
             for (i, info) in infos.enumerated() {
-                observer.onNext(SensorStream(info: info, samples: samples[i].asObservable(), removal: removals[i].asObservable()))
+                observer.onNext(SensorStream(info: info, samples: samples[i].asObservable(), removal: removals[i].asObservable(),
+                                             clock: clock))
             }
             // One step at a time: each fire delivers what is due and arms the next.
             func play(from index: Int) {
                 var i = index
                 while i < ordered.count {
                     let step = ordered[i]
-                    let due = origin + Int64((Double(step.time) / speed).rounded())
+                    let due = clock.deliveryTime(recorded: step.time)
                     if due > scheduler.now {
                         timer.disposable = scheduler.schedule(after: .init(nanoseconds: due - scheduler.now)) { play(from: i) }
                         return

@@ -109,7 +109,7 @@ struct SensorHubTests {
         let baseline = LiveResources.owned
         do {
             // A stand-in filter: drops a phantom zero, passes the rest.
-            let rig = Rig(filter: { _, samples in samples.filter { $0.values[0] != 0 } })
+            let rig = Rig(filter: { _, samples, _ in samples.filter { $0.values[0] != 0 } })
             rig.plug(Self.light)
             let seen = PosixLockedList()
             let w = Self.watch(rig.hub, into: seen)

@@ -16,17 +16,22 @@ extension ObservableType where Element == SensorSample {
     ///   are filtered on the delivering thread; samples and ticks pass one `SerialGate`.
     /// - `settingsUpdates`: new settings (configuration reload) take effect between samples
     ///   (`SensorFilter.configure`): unchanged channels keep their state.
-    /// - Time: deadlines are measured in sample time (`SensorSample.time`, the scheduler's
-    ///   clock in live mode). What is due before a sample's time is handled before that
-    ///   sample even when the timer has not fired yet, so a replay gives the same output at
-    ///   any speed.
+    /// - Time: every window (rate limit, settling, outlier timeout) is measured in sample
+    ///   time (`SensorSample.time`), and a deadline is a sample time. Before a sample is
+    ///   handled, every deadline at or before its time fires, in order, even when the timer
+    ///   has not fired yet (a replay faster than recorded runs ahead of its timers). The timer
+    ///   fires a deadline only once `clock` says every sample up to it has come
+    ///   (`SampleClock.schedulerTime`): live that is the deadline itself; a replay slower than
+    ///   recorded waits for the samples recorded before it. So a replay gives the same output,
+    ///   values and times, at any speed.
     public func filterSensor(_ settings: SensorFilterSettings, channels: [SensorChannel],
-                             scheduler: SchedulerType,
+                             scheduler: SchedulerType, clock: SampleClock = .live,
                              settingsUpdates: Observable<SensorFilterSettings> = .never()) -> Observable<SensorSample> {
         let source = self.asObservable()
         return Observable.create { observer in
             let sink = TimedSink(SensorFilterMachine(downstream: observer,
-                                                     filter: SensorFilter(settings: settings, channels: channels)),
+                                                     filter: SensorFilter(settings: settings, channels: channels),
+                                                     clock: clock),
                                  scheduler: scheduler)
             let updates = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
             sink.setUpstream(source.subscribe(AnyObserver { sink.send(.event($0)) }))
@@ -45,13 +50,16 @@ struct SensorFilterMachine: TimedMachine {
 
     private let downstream: AnyObserver<SensorSample>
     private var filter: SensorFilter
-    /// The deadline the timer is armed for, nil when disarmed; after every input and tick it
-    /// is `filter.nextDeadline`.
+    /// Maps a deadline (sample time) to the scheduler time the timer is armed for.
+    private let clock: SampleClock
+    /// The deadline (sample time) the timer is armed for, nil when disarmed; after every
+    /// input and tick it is `filter.nextDeadline`.
     private var armedDeadline: Int64?
 
-    init(downstream: AnyObserver<SensorSample>, filter: SensorFilter) {
+    init(downstream: AnyObserver<SensorSample>, filter: SensorFilter, clock: SampleClock = .live) {
         self.downstream = downstream
         self.filter = filter
+        self.clock = clock
     }
 
     mutating func on(_ input: Input, _ sink: TimedSink<Self>) {
@@ -91,6 +99,6 @@ struct SensorFilterMachine: TimedMachine {
         }
         if next == armedDeadline { return }
         armedDeadline = next
-        sink.arm(at: next)
+        sink.arm(at: clock.schedulerTime(next))
     }
 }

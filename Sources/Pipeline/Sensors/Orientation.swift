@@ -82,12 +82,18 @@ public struct OrientationSettings: Hashable, Sendable {
 /// diagonal each noisy reading can decide anew.
 public struct OrientationState: Hashable, Sendable {
     /// The rule's parameters.
-    public let settings: OrientationSettings
+    public private(set) var settings: OrientationSettings
     /// The current orientation.
     public private(set) var current: Orientation = .undefined
 
     /// A state with `settings`, orientation undefined.
     public init(settings: OrientationSettings) {
+        self.settings = settings
+    }
+
+    /// New parameters (configuration reload): the orientation stays what it is, and the new
+    /// thresholds decide from the next reading on.
+    public mutating func configure(_ settings: OrientationSettings) {
         self.settings = settings
     }
 
@@ -150,17 +156,50 @@ extension ObservableType where Element == SensorSample {
     /// - Completion, error and disposal pass through; it keeps no timer.
     public func orientation(_ settings: OrientationSettings, channels: [SensorChannel],
                             mountMatrix: MountMatrix = .identity) -> Observable<Orientation> {
+        orientation(settings, channels: channels, mountMatrix: mountMatrix, settingsUpdates: .never())
+    }
+
+    /// `orientation(_:channels:mountMatrix:)` following a configuration: `settings` nil is
+    /// off (nothing decided), and each of `settingsUpdates` (a reload, delivered on the samples'
+    /// thread, between samples) takes effect at once: new settings keep the orientation and
+    /// decide from the next sample on (`OrientationState.configure`); nil turns the rule off,
+    /// delivering `.undefined` once if an orientation had been delivered; settings after off
+    /// start again from undefined. The updates' subscription ends with the samples.
+    public func orientation(_ settings: OrientationSettings?, channels: [SensorChannel],
+                            mountMatrix: MountMatrix = .identity,
+                            settingsUpdates: Observable<OrientationSettings?>) -> Observable<Orientation> {
         let index = { (name: String) in channels.firstIndex { $0.name == name } }
         guard let ix = index("accel_x"), let iy = index("accel_y"), let iz = index("accel_z") else {
             return asObservable().compactMap { _ in nil }
         }
-        return asObservable()
-            .scan(into: (state: OrientationState(settings: settings), changed: Orientation?.none)) { acc, sample in
-                acc.changed = nil
-                guard sample.values.count == channels.count else { return }
+        let source = asObservable()
+        return Observable<OrientationInput>.deferred {
+            // Per subscription: the samples' end also ends the updates', so the result completes.
+            let ended = PublishSubject<Void>()
+            return Observable.merge(
+                source.do(onError: { _ in ended.onNext(()) }, onCompleted: { ended.onNext(()) }).map(OrientationInput.sample),
+                settingsUpdates.takeUntil(ended).map(OrientationInput.configure))
+        }
+        .scan(into: (state: settings.map(OrientationState.init), changed: Orientation?.none)) { acc, input in
+            acc.changed = nil
+            switch input {
+            case .configure(nil):
+                if let current = acc.state?.current, current != .undefined { acc.changed = .undefined }
+                acc.state = nil
+            case .configure(let new?):
+                if acc.state == nil { acc.state = OrientationState(settings: new) } else { acc.state!.configure(new) }
+            case .sample(let sample):
+                guard acc.state != nil, sample.values.count == channels.count else { return }
                 let v = mountMatrix.apply((sample.values[ix], sample.values[iy], sample.values[iz]))
-                acc.changed = acc.state.on(x: v.x, y: v.y, z: v.z)
+                acc.changed = acc.state!.on(x: v.x, y: v.y, z: v.z)
             }
-            .compactMap { $0.changed }
+        }
+        .compactMap { $0.changed }
     }
+}
+
+/// What `orientation(_:channels:mountMatrix:settingsUpdates:)` handles, in order.
+private enum OrientationInput {
+    case sample(SensorSample)
+    case configure(OrientationSettings?)
 }
