@@ -1,3 +1,4 @@
+import DeviceStreams
 import Foundation
 import InputModel
 import Pipeline
