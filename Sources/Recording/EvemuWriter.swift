@@ -43,9 +43,14 @@ public enum EvemuWriter {
         // By Unicode scalar, so the `\r` and `\n` of a CRLF (one Character) both become spaces.
         var scalars = String.UnicodeScalarView()
         for scalar in name.unicodeScalars { scalars.append(scalar == "\n" || scalar == "\r" ? " " : scalar) }
-        let oneLine = String(scalars)
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        return String(oneLine.drop(while: blank).reversed().drop(while: blank).reversed())
+        // Blanks are trimmed by scalar too, as the reader trims bytes: a space that begins a
+        // grapheme cluster (a space + a combining mark is one Character) is still a leading
+        // blank to the reader (found by fuzzing).
+        let blank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" }
+        var trimmed = Substring.UnicodeScalarView(scalars[...])
+        while let first = trimmed.first, blank(first) { trimmed.removeFirst() }
+        while let last = trimmed.last, blank(last) { trimmed.removeLast() }
+        return String(trimmed)
     }
 
     public static func write(_ device: RecordedDevice, startMicroseconds: Int64 = 0) -> [UInt8] {
