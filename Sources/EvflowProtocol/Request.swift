@@ -49,19 +49,22 @@ public struct Request: Hashable, Sendable {
         self.tag = tag
     }
 
-    /// The request's wire class (`"DEVICES"`, ...), also the class of its response.
-    public var requestClass: String {
+    /// The request's wire class, also the class of its response.
+    public var wireClass: MessageClass {
         switch kind {
-        case .devices: return "DEVICES"
-        case .state: return "STATE"
-        case .stats: return "STATS"
-        case .watch: return "WATCH"
-        case .unwatch: return "UNWATCH"
-        case .ping: return "PING"
-        case .metrics: return "METRICS"
-        case .latency: return "LATENCY"
+        case .devices: return .devices
+        case .state: return .state
+        case .stats: return .stats
+        case .watch: return .watch
+        case .unwatch: return .unwatch
+        case .ping: return .ping
+        case .metrics: return .metrics
+        case .latency: return .latency
         }
     }
+
+    /// The request's wire class as sent (`"DEVICES"`, ...).
+    public var requestClass: String { wireClass.rawValue }
 }
 
 /// The parameters of a `WATCH` request.

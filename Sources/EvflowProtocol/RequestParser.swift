@@ -58,8 +58,8 @@ private let membersByClass: [String: Set<String>] = [
     "UNWATCH": [], "PING": [], "METRICS": [], "LATENCY": [],
 ]
 
-/// Classes only the server sends.
-private let serverOnlyClasses: Set<String> = ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE", "SAMPLE", "SENSOR"]
+/// Classes only the server sends: every wire class that is not a request's.
+private let serverOnlyClasses = Set(MessageClass.allCases.map(\.rawValue)).subtracting(membersByClass.keys)
 
 /// Validates a decoded object member by member.
 private struct RequestParser {

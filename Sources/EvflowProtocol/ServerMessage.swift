@@ -49,26 +49,32 @@ public enum ServerMessage: Hashable, Sendable {
     /// A class this client does not know (a later minor version's).
     case other(class: String)
 
+    /// The message's wire class; nil for a class this client does not know.
+    public var wireClass: MessageClass? {
+        switch self {
+        case .version: return .version
+        case .devices: return .devices
+        case .state, .sensorState: return .state
+        case .stats: return .stats
+        case .watch: return .watch
+        case .unwatch: return .unwatch
+        case .ping: return .ping
+        case .metrics: return .metrics
+        case .latency: return .latency
+        case .error: return .error
+        case .close: return .close
+        case .frame: return .frame
+        case .device: return .device
+        case .sample: return .sample
+        case .sensor: return .sensor
+        case .other: return nil
+        }
+    }
+
     /// The message's `class`.
     public var messageClass: String {
-        switch self {
-        case .version: return "VERSION"
-        case .devices: return "DEVICES"
-        case .state, .sensorState: return "STATE"
-        case .stats: return "STATS"
-        case .watch: return "WATCH"
-        case .unwatch: return "UNWATCH"
-        case .ping: return "PING"
-        case .metrics: return "METRICS"
-        case .latency: return "LATENCY"
-        case .error: return "ERROR"
-        case .close: return "CLOSE"
-        case .frame: return "FRAME"
-        case .device: return "DEVICE"
-        case .sample: return "SAMPLE"
-        case .sensor: return "SENSOR"
-        case .other(let c): return c
-        }
+        if case .other(let c) = self { return c }
+        return wireClass?.rawValue ?? ""
     }
 
     /// Decodes one line (without its terminator).

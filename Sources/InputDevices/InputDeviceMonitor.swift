@@ -85,17 +85,7 @@ public final class InputDeviceMonitor: Sendable {
     /// - Disposing the subscription stops monitoring and closes every device.
     /// - Fails with `SystemError` when udev cannot be set up.
     public var devices: Observable<DeviceStream> {
-        Observable<DeviceStream>.create { [self] observer in
-            let run = MonitorRun(monitor: self, observer: observer)
-            let cancelled = BooleanDisposable()
-            onLoop {
-                if !cancelled.isDisposed { run.start() }
-            }
-            return Disposables.create {
-                cancelled.dispose()
-                self.onLoop { run.stop() }
-            }
-        }
+        loop.observeRun { [self] observer in MonitorRun(monitor: self, observer: observer) }
     }
 
     /// Live device scopes (for stats and leak checks).
@@ -113,16 +103,12 @@ public final class InputDeviceMonitor: Sendable {
                    udevOverflows: counters.udevOverflows.load(ordering: .relaxed))
     }
 
-    // MARK: Loop confinement
-
     /// Runs `work` on the input loop's thread: at once when called there, else as a job.
-    func onLoop(_ work: @escaping () -> Void) {
-        if loop.isCurrent { work() } else { loop.schedule(work) }
-    }
+    func onLoop(_ work: @escaping () -> Void) { loop.onLoop(work) }
 }
 
 /// One subscription of `devices`: its udev monitor and devices. Confined to the loop thread.
-private final class MonitorRun: @unchecked Sendable {
+private final class MonitorRun: LoopConfinedRun, @unchecked Sendable {
     private let monitor: InputDeviceMonitor
     private var observer: AnyObserver<DeviceStream>?
     private var running: Running?

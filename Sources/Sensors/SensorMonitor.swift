@@ -74,25 +74,13 @@ public final class SensorMonitor: Sendable {
     ///   stream's samples.
     /// - Fails with `SystemError` when udev cannot be set up.
     public var sensors: Observable<SensorStream> {
-        Observable<SensorStream>.create { [self] observer in
-            let run = SensorMonitorRun(monitor: self, observer: observer)
-            let cancelled = BooleanDisposable()
-            onLoop {
-                if !cancelled.isDisposed { run.start() }
-            }
-            return Disposables.create {
-                cancelled.dispose()
-                self.onLoop { run.stop() }
-            }
-        }
+        loop.observeRun { [self] observer in SensorMonitorRun(monitor: self, observer: observer) }
     }
 
     /// Sensors known to live subscriptions (for stats and leak checks).
     public var scopeCount: Int { scopes.load(ordering: .relaxed) }
 
-    func onLoop(_ work: @escaping () -> Void) {
-        if loop.isCurrent { work() } else { loop.schedule(work) }
-    }
+    func onLoop(_ work: @escaping () -> Void) { loop.onLoop(work) }
 
     /// The description of the IIO device at `path` (`sysname` `iio:deviceN`, `devnode` its
     /// character device), with how it will be read; nil when it has no channel evflow reads.
@@ -223,7 +211,7 @@ final class SensorReading {
 
 /// One subscription of `sensors`: its udev monitor, poll timer and sensors. Confined to the
 /// loop thread.
-private final class SensorMonitorRun: @unchecked Sendable {
+private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
     private let monitor: SensorMonitor
     private var observer: AnyObserver<SensorStream>?
     private var udev: (context: UdevContext, monitor: UdevMonitor, token: InputLoop.Token)?

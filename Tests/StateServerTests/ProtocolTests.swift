@@ -228,7 +228,7 @@ private let mouse = DeviceInfo(
                     message: "field 'class' must be a string", field: "class")
         expectError(#"{"class":"FOO"}"#, .unknownClass("FOO"), message: "unknown request class 'FOO'", field: "class")
         expectError(#"{"class":"watch"}"#, .unknownClass("watch"), message: "unknown request class 'watch'", field: "class")
-        for cls in ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE"] {
+        for cls in ["VERSION", "FRAME", "DEVICE", "ERROR", "CLOSE", "SAMPLE", "SENSOR"] {
             expectError(#"{"class":"\#(cls)"}"#, .notARequest(cls), message: "'\(cls)' is not a request", field: "class")
         }
     }

@@ -192,6 +192,25 @@ private func documentedServerClasses() throws -> Set<String> {
         #expect(!written.contains("other"))
         #expect(Set(written) == (try documentedServerClasses()))
     }
+
+    /// Both ends name classes from one table (`MessageClass`): a request's class is the class
+    /// of the response the server writes for it.
+    @Test func aRequestsClassIsTheClassOfItsResponse() throws {
+        let info = DeviceInfo(name: "d", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 3))
+        var w = MessageWriter()
+        w.appendDevices([])
+        w.appendState(DeviceStateReport(device: info))
+        w.appendStats(ServerStats(release: "r", uptime: 0, now: 0, devices: 0, clients: 0, watchers: 0, liveResources: 0))
+        w.appendWatch(WatchRequest(), matched: [])
+        w.appendUnwatch()
+        w.appendPing(now: 0)
+        w.appendMetrics("")
+        w.appendLatency(LatencyReport(clock: .replay))
+        let requests: [Request.Kind] = [.devices, .state(device: "d"), .stats, .watch(WatchRequest()), .unwatch, .ping,
+                                        .metrics, .latency]
+        #expect(try decodeAll(w.bytes).map(\.wireClass) == requests.map { Request($0).wireClass })
+        #expect(try decodeAll(w.bytes).map(\.messageClass) == requests.map { Request($0).requestClass })
+    }
 }
 
 /// Protocol 1.3 (issue #21): a device's `output` in DEVICES and STATE, `device_output` in STATS.
