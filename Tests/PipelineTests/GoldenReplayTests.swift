@@ -199,6 +199,37 @@ import Testing
         }
     }
 
+    @Test("a looping replay: each pass's streams carry the clock their frames are delivered by", arguments: [0.5, 3])
+    func loopingClock(speed: Double) throws {
+        let recording = try Recording.read(contentsOf: Fixtures.root.appendingPathComponent(Self.bouncing[0]))
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: speed, loop: true)
+        var streams = 0, frames = 0
+        var off: [String] = []
+        let inner = CompositeDisposable()
+        let running = replay.devices.subscribe(onNext: { stream in
+            streams += 1
+            let clock = stream.clock
+            _ = inner.insert(stream.frames.subscribe(onNext: { frame in
+                frames += 1
+                // In virtual time a frame comes exactly when due: a deadline of its time fires
+                // right after it, neither before (a window closing early) nor later.
+                if clock.schedulerTime(frame.time) != scheduler.now + 1 {
+                    off.append("pass \(streams): \(frame.time) at \(scheduler.now)")
+                }
+            }))
+        })
+        let last = recording.devices.flatMap(\.events).map(\.time).max() ?? 0
+        let pass = Int64((Double(last) / speed).rounded(.up)) + 1_000_000_000
+        scheduler.advance(by: RxTimeInterval(nanoseconds: 3 * pass + pass / 2))   // into the fourth pass
+        running.dispose()
+        inner.dispose()
+        scheduler.run()
+        #expect(streams >= 3)
+        #expect(frames > 0)
+        #expect(off.isEmpty, "frames whose clock does not say when they came: \(off.prefix(3))")
+    }
+
     @Test("every shipped recording has golden files, and no golden file is orphaned")
     func goldenSetComplete() throws {
         let recordings = Set(Fixtures.recordings())
