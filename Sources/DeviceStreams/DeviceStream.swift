@@ -32,14 +32,18 @@ public struct DeviceStream: Sendable {
     /// What can be done with the device besides reading it (twin, grab); nil when nothing
     /// can (a replay, a hub's stream for watchers).
     public let output: (any DeviceOutputPort)?
+    /// How its frames' event times relate to the scheduler's clock (`.live` but for a
+    /// replay): when a noise filter's window end in event time may fire (`SampleClock`).
+    public let clock: SampleClock
 
-    /// A stream of `info` with `frames`.
+    /// A stream of `info` with `frames`, whose event times follow `clock`.
     public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>,
-                output: (any DeviceOutputPort)? = nil) {
+                output: (any DeviceOutputPort)? = nil, clock: SampleClock = .live) {
         self.info = info
         self.access = access
         self.frames = frames
         self.output = output
+        self.clock = clock
     }
 
     /// The notice a watcher is sent when this stream begins.

@@ -228,7 +228,7 @@ public final class DeviceHub: @unchecked Sendable {
             // raw watchers first, then the filter, whose update writes the slot, then the
             // filtered watchers. The stage's end (the device's frames ending) ends the session.
             session.frames.setDisposable(NoiseFilterStage.subscribe(
-                stream.frames, session.initialSettings, scheduler: scheduler,
+                stream.frames, session.initialSettings, scheduler: scheduler, clock: stream.clock,
                 settingsUpdates: session.settings.asObservable(),
                 onFrame: { [weak self] frame in
                     latency.recordRead(clock.now - frame.time)

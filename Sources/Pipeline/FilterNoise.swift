@@ -1,3 +1,4 @@
+import DeviceStreams
 import InputModel
 import Reactive
 
@@ -21,13 +22,17 @@ extension ObservableType where Element == InputFrame {
     ///   just turned on by itself (`SpuriousMode.auto`).
     /// - Time: windows are measured in event time (frame times). Values that settled before
     ///   a frame's time are delivered before that frame even when the timer has not fired yet.
+    ///   The timer fires a window's end only once `clock` says every frame up to it has come
+    ///   (`SampleClock.schedulerTime`): live that is the end itself; a replay slower than
+    ///   recorded would otherwise close a window before a frame recorded inside it arrived.
     public func filterNoise(_ settings: DeviceFilterSettings, scheduler: SchedulerType,
+                            clock: SampleClock = .live,
                             settingsUpdates: Observable<DeviceFilterSettings> = .never(),
                             onUpdate: ((InputFrame?, DeviceCounters) -> Void)? = nil,
                             onSpurious: ((UInt16) -> Void)? = nil) -> Observable<InputFrame> {
         let source = self.asObservable()
         return Observable.create { observer in
-            NoiseFilterStage.subscribe(source, settings, scheduler: scheduler, settingsUpdates: settingsUpdates,
+            NoiseFilterStage.subscribe(source, settings, scheduler: scheduler, clock: clock, settingsUpdates: settingsUpdates,
                                        onUpdate: onUpdate, onSpurious: onSpurious, downstream: observer)
         }
     }
@@ -42,13 +47,13 @@ enum NoiseFilterStage {
     /// thread). The returned disposable disposes the frames' and settings' subscriptions and
     /// the timer.
     static func subscribe(_ frames: Observable<InputFrame>, _ settings: DeviceFilterSettings, scheduler: SchedulerType,
-                          settingsUpdates: Observable<DeviceFilterSettings>,
+                          clock: SampleClock = .live, settingsUpdates: Observable<DeviceFilterSettings>,
                           onFrame: ((InputFrame) -> Void)? = nil,
                           onUpdate: ((InputFrame?, DeviceCounters) -> Void)?,
                           onSpurious: ((UInt16) -> Void)?,
                           downstream: AnyObserver<InputFrame>) -> Disposable {
         let sink = TimedSink(NoiseFilterMachine(downstream: downstream, filter: NoiseFilter(settings: settings),
-                                                onUpdate: onUpdate, onSpurious: onSpurious),
+                                                onUpdate: onUpdate, onSpurious: onSpurious, clock: clock),
                              scheduler: scheduler)
         let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
         // Strong: the source holds this observer only until it ends or is disposed, and the
@@ -85,15 +90,19 @@ struct NoiseFilterMachine: TimedMachine {
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
     private let onSpurious: ((UInt16) -> Void)?
     private var filter: NoiseFilter
-    /// The deadline the timer is armed for, nil when disarmed. Every input and tick that
+    /// When a deadline in event time may fire on the scheduler.
+    private let clock: SampleClock
+    /// The deadline (event time) the timer is armed for, nil when disarmed. Every input and tick that
     /// changes the filter ends with `rearm`, so between them this is `filter.nextDeadline`.
     private var armedDeadline: Int64?
     private var reported = 0
 
     init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter,
-         onUpdate: ((InputFrame?, DeviceCounters) -> Void)?, onSpurious: ((UInt16) -> Void)? = nil) {
+         onUpdate: ((InputFrame?, DeviceCounters) -> Void)?, onSpurious: ((UInt16) -> Void)? = nil,
+         clock: SampleClock = .live) {
         self.downstream = downstream
         self.filter = filter
+        self.clock = clock
         self.onUpdate = onUpdate
         self.onSpurious = onSpurious
     }
@@ -150,7 +159,8 @@ struct NoiseFilterMachine: TimedMachine {
         reported = on.count
     }
 
-    /// Keeps the timer armed for the filter's next deadline.
+    /// Keeps the timer armed for the filter's next deadline, at the scheduler time by which
+    /// every frame up to it has come (only here, not per frame: the deadline rarely changes).
     private mutating func rearm(_ sink: TimedSink<Self>) {
         guard let next = filter.nextDeadline else {
             if armedDeadline != nil { sink.disarm() }
@@ -159,6 +169,6 @@ struct NoiseFilterMachine: TimedMachine {
         }
         if next == armedDeadline { return }
         armedDeadline = next
-        sink.arm(at: next)
+        sink.arm(at: clock.schedulerTime(next))
     }
 }

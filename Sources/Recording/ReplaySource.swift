@@ -9,8 +9,11 @@ import Synchronization
 ///
 /// Time: recording time 0 maps to the scheduler's clock when the replay starts (`origin`).
 /// A frame recorded at `t` is delivered at `origin + t / speed`, and carries the event time
-/// `origin + t` whatever the speed — the filters decide on event time, so a replay filters
-/// the same at any speed (at speed 1 the two agree). On a
+/// `origin + t` whatever the speed (at speed 1 the two agree). The filters decide on event
+/// time, and each device's stream says how its event times map to the scheduler's clock
+/// (`DeviceStream.clock`, a `SampleClock` sharing `scheduledTime`'s mapping), so a noise
+/// filter's window-end timer waits for the frames recorded inside the window even below
+/// speed 1: a replay filters the same at any speed. On a
 /// `VirtualTimeScheduler` the replay advances with the virtual clock (tests: an hour of
 /// input in milliseconds, byte-identical every run); on a dispatch scheduler it paces in real
 /// time (`speed` 1), faster (`speed` > 1) or as fast as possible (`speed` = .infinity).
@@ -343,7 +346,8 @@ public final class ReplaySource: @unchecked Sendable {
                     present[step.device] = true
                     let subject = PublishSubject<InputFrame>()
                     subjects[step.device] = subject
-                    streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable()))
+                    streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable(),
+                                                clock: SampleClock(origin: origin, speed: speed, sampleOrigin: eventOrigin)))
                 case .frame(let i):
                     let frame = frames[step.device].frame(i, shiftedBy: eventOrigin, reusing: &frameBuffer)
                     subjects[step.device].onNext(frame)
@@ -377,16 +381,9 @@ extension ReplaySource {
     /// When a frame recorded at `t` is delivered: `origin + t / speed`, in whole nanoseconds,
     /// saturating at `Int64`'s bounds. A slow pace stretches a long recording beyond what
     /// `Int64` holds (the frame is then due "never"), which must not trap (issue #25).
+    /// The same mapping as the replay's streams' `SampleClock`, so the noise filter's timers
+    /// and the frames they wait for agree on it.
     public static func scheduledTime(origin: Int64, recorded t: Int64, speed: Double) -> Int64 {
-        if speed.isInfinite { return origin }
-        let offset: Int64
-        if speed == 1 {
-            offset = t
-        } else {
-            let v = (Double(t) / speed).rounded()
-            offset = v >= 0x1p63 ? .max : v < -0x1p63 ? .min : v.isNaN ? 0 : Int64(v)
-        }
-        let (sum, overflow) = origin.addingReportingOverflow(offset)
-        return overflow ? (offset > 0 ? .max : .min) : sum
+        SampleClock(origin: origin, speed: speed).deliveryTime(recorded: t)
     }
 }

@@ -97,6 +97,9 @@ struct SensorReplaySpeedTests {
         #expect(SampleClock(origin: origin, speed: 0.5).schedulerTime(origin + 300) == origin + 601)
         #expect(SampleClock(origin: origin, speed: 3).schedulerTime(origin + 300) == origin + 101)
         #expect(SampleClock(origin: origin, speed: .infinity).schedulerTime(origin + 300) == origin + 1)
+        // A looping device replay's later pass: its event times start elsewhere than its clock.
+        #expect(SampleClock(origin: origin, speed: 0.5, sampleOrigin: 9_000).schedulerTime(9_300) == origin + 601)
+        #expect(SampleClock(origin: origin, speed: 1, sampleOrigin: 9_000).schedulerTime(9_300) == origin + 301)
         // A slow pace stretches far deadlines beyond Int64: they saturate ("never"), not trap.
         #expect(SampleClock(origin: origin, speed: 0.001).deliveryTime(recorded: .max / 2) == .max)
         #expect(SampleClock(origin: origin, speed: 0.001).schedulerTime(.max - 5) == .max)
