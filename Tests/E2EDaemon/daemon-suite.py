@@ -1813,6 +1813,59 @@ def u1_drive(bench, label, rate, count, forwarder):
         raise Failure(f"u1bench drive ({label}, {rate} Hz) exited {drive.returncode}: {out} {err}")
 
 
+# ---------------------------------------------------------------- a real IIO device (iio_dummy)
+IIO_DUMMY_DIR = os.environ.get("EVFLOW_IIO_DUMMY", "")   # scripts/vm/build-iio-dummy's output, shared
+IIO_DUMMY_CONFIGFS = "/sys/kernel/config/iio/devices/dummy"
+IIO_DUMMY_NAME = "evflow_dummy"
+
+
+def iio_dummy_modules():
+    """Loads the modules scripts/vm/build-iio-dummy built (in its load-order) and mounts configfs."""
+    if not IIO_DUMMY_DIR:
+        raise Failure("EVFLOW_IIO_DUMMY is not set: scripts/e2e passes scripts/vm/build-iio-dummy's directory")
+    for ko in open(os.path.join(IIO_DUMMY_DIR, "load-order")).read().split():
+        if os.path.isdir("/sys/module/" + ko[:-3].replace("-", "_")):
+            continue
+        sh(["insmod", os.path.join(IIO_DUMMY_DIR, ko)], check=True)
+    if sh(["mountpoint", "-q", "/sys/kernel/config"]).returncode != 0:
+        sh(["mount", "-t", "configfs", "configfs", "/sys/kernel/config"], check=True)
+
+
+def case_iio():
+    """A software IIO device of the kernel's iio_dummy, created and removed through configfs:
+    evflowd lists it with its channel and unit, reads it in units, and forgets it on removal.
+    Under the shipped unit (a read-only /sys, no /dev/iio:*) every sensor is polled
+    (docs/sensors.md), so this is the polled path; the dummy's accel_x reads 34 (no scale or
+    offset: 34 m/s²), its other channels are of quantities evflow does not read."""
+    ensure_active()
+    iio_dummy_modules()
+    node = os.path.join(IIO_DUMMY_CONFIGFS, IIO_DUMMY_NAME)
+    row = re.compile(r"^(iio-[0-9a-f]{8}) +" + IIO_DUMMY_NAME + r" +polled +accel_x \(m/s²\)$", re.M)
+    os.mkdir(node)
+    try:
+        listed = wait_until("the dummy in evflowctl devices", lambda: row.search(ctl("devices").stdout), timeout=15)
+        sid = listed.group(1)
+        devices = ctl("devices").stdout
+        check("iio-listed", True, f"{sid} {IIO_DUMMY_NAME}: polled, accel_x (m/s²)")
+        # Nobody watches yet: nothing read (docs/sensors.md, "Polled").
+        state = ctl("state", IIO_DUMMY_NAME).stdout
+        check("iio-idle", "read now:  no" in state, "not read while nobody watches", saw=state)
+        raw = ctl("watch", "--sensor", IIO_DUMMY_NAME, "--raw", "--count", "2").stdout
+        check("iio-raw", len(re.findall(r"  accel_x 34 m/s²$", raw, re.M)) == 2,
+              "watch --raw: two polls of in_accel_x_raw, 34 m/s²", saw=raw)
+        filtered = ctl("watch", "--sensor", "accel", "--count", "1").stdout
+        check("iio-filtered", re.search(r"  accel_x 34 m/s²$", filtered, re.M),
+              "watch --sensor accel: the filtered level, 34 m/s²", saw=filtered)
+        state = ctl("state", sid).stdout
+        check("iio-state", re.search(r"^accel_x +accel +34 m/s² +34 m/s²$", state, re.M),
+              "state: filtered and raw 34 m/s²", saw=state)
+    finally:
+        os.rmdir(node)
+    gone = wait_until("the dummy gone from evflowctl devices",
+                      lambda: IIO_DUMMY_NAME not in (out := ctl("devices")).stdout and out.returncode == 0, timeout=15)
+    check("iio-removed", gone, "rmdir of its configfs directory: gone from DEVICES", saw=devices)
+
+
 def case_u1(bench):
     """U1 (docs/benchmarks.md): the latency a grab-and-re-emit program adds, from the source's
     write to the twin's kernel timestamp, for the floor (u1bench floor), interception-tools
@@ -1870,6 +1923,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
          "session": case_session, "latency": case_latency,
          **VIRTUAL_CASES,
+         "iio": case_iio,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
 # Cases run only when named: the U1 benchmark (scripts/bench-uinput).
