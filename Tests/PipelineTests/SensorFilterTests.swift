@@ -167,11 +167,22 @@ struct SensorFilterTests {
         #expect(out == ["10@210", "50@320"])
     }
 
-    @Test("phantom zero: a zero after a non-zero level is dropped unless a second zero follows")
+    @Test("phantom zero: a zero after a non-zero level is dropped unless zeros last the confirm time (1 s)")
     func phantomZero() {
         let settings = SensorChannelFilterSettings(outliers: OutlierSettings(phantomZero: true))
         #expect(Self.run(settings, [Self.s(210, 300), Self.s(220, 0), Self.s(230, 310)]) == ["300@210", "310@230"])
-        #expect(Self.run(settings, [Self.s(210, 300), Self.s(220, 0), Self.s(230, 0)]) == ["300@210", "0@230"])
+        // Real darkness: published once the zeros have lasted 1 s.
+        #expect(Self.run(settings, [Self.s(210, 300), Self.s(220, 0), Self.s(230, 0)], disposed: 2000)
+                    == ["300@210", "0@1220"])
+        #expect(Self.run(settings, [Self.s(210, 300)] + (0...12).map { Self.s(220 + 100 * $0, 0) }, disposed: 2000)
+                    == ["300@210", "0@1220"])   // the later zeros repeat the level
+    }
+
+    @Test("phantom zero: a phantom read several times (polled at 10 Hz for 0.7 s) is still one phantom")
+    func phantomZeroPolledManyTimes() {
+        let settings = SensorChannelFilterSettings(outliers: OutlierSettings(phantomZero: true))
+        let zeros = (0..<7).map { Self.s(220 + 100 * $0, 0) }
+        #expect(Self.run(settings, [Self.s(210, 300)] + zeros + [Self.s(920, 305)]) == ["300@210", "305@920"])
     }
 
     @Test("phantom zero: a zero with nothing after it is accepted after the confirm timeout")
@@ -305,6 +316,18 @@ struct SensorStateMachineTests {
         #expect(gate.held == TimedValue(1, at: 35))
         #expect(gate.on(TimedValue(9, at: 40)) == .init(accepted: TimedValue(9, at: 40)))
         #expect(gate.dropped == 3)
+        // A run of zeros is one phantom-zero suspect: the zeros before its deadline keep it
+        // held, a non-zero drops them all; a zero at the deadline confirms it, at the deadline.
+        #expect(gate.on(TimedValue(0, at: 41)) == .init())
+        #expect(gate.on(TimedValue(0, at: 60)) == .init() && gate.on(TimedValue(0, at: 100)) == .init())
+        #expect(gate.held == TimedValue(0, at: 41))
+        #expect(gate.on(TimedValue(9, at: 120)) == .init(accepted: TimedValue(9, at: 120)))
+        #expect(gate.dropped == 6)
+        #expect(gate.on(TimedValue(0, at: 130)) == .init() && gate.on(TimedValue(0, at: 200)) == .init())
+        #expect(gate.on(TimedValue(0, at: 230)) == .init(confirmed: TimedValue(0, at: 230), accepted: TimedValue(0, at: 230)))
+        #expect(gate.accepted == 0 && gate.held == nil && gate.dropped == 6)
+        #expect(gate.on(TimedValue(9, at: 240)) == .init())   // a spike from 0, held
+        #expect(gate.on(TimedValue(9, at: 245)) == .init(confirmed: TimedValue(9, at: 240), accepted: TimedValue(9, at: 245)))
         // Timed out: accepted at its deadline.
         #expect(gate.on(TimedValue(50, at: 50)) == .init())
         #expect(gate.fire(at: 149) == nil)

@@ -20,15 +20,21 @@ public struct TimedValue: Hashable, Sendable {
 ///   accepted. A suspicious one is held → **holding p**. Suspicious: with `phantomZero`,
 ///   `v == 0` while `a != 0`; with a spike bound, `|v − a| > bound(a)`, where
 ///   `bound(r) = max(spike, relativeSpike·|r|)`.
-/// - **holding p**. The next sample `v`: if it confirms `p` (a phantom-zero suspect: `v == 0`;
-///   a spike suspect: `|v − p| ≤ bound(p)`), `p` is accepted and `v` is then judged against
-///   it (→ **open** or, rarely, **holding v**). Otherwise `p` is dropped as an outlier and `v`
-///   is judged against `a` as in **open**. At `p.time + confirmTimeout` with no next
-///   sample, `p` is accepted at that time → **open**.
+/// - **holding p**, a spike suspect. The next sample `v`: if it confirms `p`
+///   (`|v − p| ≤ bound(p)`), `p` is accepted and `v` is then judged against it (→ **open** or,
+///   rarely, **holding v**). Otherwise `p` is dropped as an outlier and `v` is judged against
+///   `a` as in **open**. At `p.time + confirmTimeout` with no next sample, `p` is accepted at
+///   that time → **open**.
+/// - **holding p**, a phantom-zero suspect. Zeros confirm it only by lasting: a zero before
+///   `p.time + confirmTimeout` keeps it held (the zeros of one run are one suspect: a sensor
+///   polled every 100 ms reads a 0.7-s phantom seven times); at that time `p` is accepted
+///   (real darkness) → **open**. A non-zero sample before then drops `p` and the zeros after
+///   it as outliers, and is judged against `a` as in **open**.
 /// - Non-finite samples (NaN, ±∞) are dropped in any state and change nothing.
 ///
 /// The cost: a true step that looks like a spike is passed on one sample late (at the next
-/// sample, or after `confirmTimeout` when none comes); anything else passes at once.
+/// sample, or after `confirmTimeout` when none comes); real darkness after light is passed on
+/// `confirmTimeout` late; anything else passes at once.
 public struct OutlierGate: Hashable, Sendable {
     /// The rules.
     public let settings: OutlierSettings
@@ -38,6 +44,9 @@ public struct OutlierGate: Hashable, Sendable {
     public private(set) var held: TimedValue?
     /// Whether the held sample is a phantom-zero suspect (else a spike suspect).
     private var heldIsZero = false
+    /// Zeros that came after a held phantom-zero suspect, before its deadline: dropped with
+    /// it when a non-zero sample refutes it.
+    private var heldZeros = 0
     /// Samples dropped as outliers (and non-finite ones).
     public private(set) var dropped = 0
 
@@ -80,14 +89,26 @@ public struct OutlierGate: Hashable, Sendable {
         }
         var step = Step()
         if let p = held {
-            held = nil
-            let confirms = heldIsZero ? sample.value == 0 : abs(sample.value - p.value) <= bound(p.value)
-            if confirms {
+            if heldIsZero {
+                if sample.value == 0 {
+                    // Still dark: the suspect stands until it has lasted `confirmTimeout`.
+                    guard let d = deadline, sample.time >= d else {
+                        heldZeros += 1
+                        return step
+                    }
+                    accepted = p.value
+                    step.confirmed = TimedValue(p.value, at: d)
+                } else {
+                    dropped += 1 + heldZeros
+                }
+                heldZeros = 0
+            } else if abs(sample.value - p.value) <= bound(p.value) {
                 accepted = p.value
                 step.confirmed = p
             } else {
                 dropped += 1
             }
+            held = nil
         }
         if judge(sample) { step.accepted = sample }
         return step
@@ -117,6 +138,7 @@ public struct OutlierGate: Hashable, Sendable {
     public mutating func fire(at now: Int64) -> TimedValue? {
         guard let p = held, let d = deadline, d <= now else { return nil }
         held = nil
+        heldZeros = 0
         accepted = p.value
         return TimedValue(p.value, at: d)
     }

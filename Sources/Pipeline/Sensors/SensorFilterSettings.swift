@@ -39,11 +39,13 @@ public struct OutlierSettings: Hashable, Sendable {
     /// The same bound as a fraction of the last accepted value (0.5 = 50 %; 0 = off). With
     /// both set, the larger bound applies.
     public var relativeSpike: Double
-    /// A zero following a non-zero value is held until a second zero confirms it (the
-    /// phantom lux = 0 some light sensors report right after resume).
+    /// A zero following a non-zero value is held until zeros have lasted `confirmTimeout`
+    /// (the phantom lux = 0 some light sensors report right after resume, which a polled
+    /// sensor may read several times).
     public var phantomZero: Bool
-    /// How long a held sample waits for the next one; with none by then it is accepted
-    /// (a sensor that reports only on change may send nothing more). Nanoseconds, > 0.
+    /// How long a held spike waits for the next sample (with none by then it is accepted: a
+    /// sensor that reports only on change may send nothing more), and how long zeros must
+    /// last to be accepted after light. Nanoseconds, > 0.
     public var confirmTimeout: Int64
 
     /// Settings.
