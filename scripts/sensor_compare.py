@@ -249,7 +249,7 @@ def main(bin_dir, fixtures):
     def near(v, level):
         return abs(v - level) <= LIGHT_BAND * level
 
-    rows, evflow_ok = [], True
+    rows, evflow_ok, failures = [], True, []
     for name, (orientations, levels) in [('evflowd', evflow_publications(watch.lines)),
                                          ('iio-sensor-proxy', proxy_publications(monitor.lines))]:
         o_count, o_latency, flips, _ = score(orientations, ORIENTATION_CHANGES, lambda a, b: a == b, t0)
@@ -258,7 +258,10 @@ def main(bin_dir, fixtures):
         shadow = sum(1 for t, v in light_after if v < 100.0 and SHADOW[0] <= t < SHADOW[1] + 2.0)
         rows.append((name, o_count, o_latency, flips, l_count, l_latency, extra, phantom, shadow))
         if name == 'evflowd':
-            evflow_ok = all(isinstance(v, float) for v in o_latency + l_latency) and flips == 0 and phantom == 0 and shadow == 0
+            failures = [what for what, bad in [('missed a true change', not all(isinstance(v, float) for v in o_latency + l_latency)),
+                                               ('published a flip', flips > 0), ('published the phantom 0 lx', phantom > 0),
+                                               ('published the shadow', shadow > 0)] if bad]
+            evflow_ok = not failures
 
     def ms(latencies):
         return ', '.join(v if isinstance(v, str) else '%+d' % round(v * 1000) for v in latencies)
@@ -269,6 +272,8 @@ def main(bin_dir, fixtures):
     for name, o_count, o_latency, flips, l_count, l_latency, extra, phantom, shadow in rows:
         print('| %s | %d | %s | %d | %d | %s | %d | %d | %d |'
               % (name, o_count, ms(o_latency), flips, l_count, ms(l_latency), extra, phantom, shadow))
+    if not evflow_ok:
+        print('compare-iio-sensor-proxy: evflowd %s' % ', '.join(failures), file=sys.stderr)
     print('\nEach client\'s lines, at seconds from the start of the sequences: %s/{evflowctl-watch,monitor-sensor}.txt' % work)
     return evflow_ok
 
