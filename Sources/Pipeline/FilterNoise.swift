@@ -90,11 +90,9 @@ struct NoiseFilterMachine: TimedMachine {
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
     private let onSpurious: ((UInt16) -> Void)?
     private var filter: NoiseFilter
-    /// When a deadline in event time may fire on the scheduler.
-    private let clock: SampleClock
-    /// The deadline (event time) the timer is armed for, nil when disarmed. Every input and tick that
-    /// changes the filter ends with `rearm`, so between them this is `filter.nextDeadline`.
-    private var armedDeadline: Int64?
+    /// The timer, on the filter's next deadline: every input and tick that changes the filter
+    /// ends with `rearm`, so between them its deadline is `filter.nextDeadline`.
+    private var timer: EventTimeTimer
     private var reported = 0
 
     init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter,
@@ -102,7 +100,7 @@ struct NoiseFilterMachine: TimedMachine {
          clock: SampleClock = .live) {
         self.downstream = downstream
         self.filter = filter
-        self.clock = clock
+        timer = EventTimeTimer(clock: clock)
         self.onUpdate = onUpdate
         self.onSpurious = onSpurious
     }
@@ -114,7 +112,7 @@ struct NoiseFilterMachine: TimedMachine {
             // delivered first, whether or not the scheduler's timer has fired yet (a replay
             // faster than recorded runs ahead of its timers), so the output does not depend on
             // the replay speed.
-            var next = armedDeadline   // the filter's next deadline, without scanning its codes
+            var next = timer.deadline   // the filter's next deadline, without scanning its codes
             while let due = next, due <= frame.time {
                 let settled = filter.fire(at: due)
                 report()
@@ -142,8 +140,7 @@ struct NoiseFilterMachine: TimedMachine {
     }
 
     mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
-        guard sink.isCurrent(token), let deadline = armedDeadline else { return }   // stale timer
-        armedDeadline = nil
+        guard let deadline = timer.take(token, sink) else { return }   // stale timer
         let out = filter.fire(at: deadline)
         report()
         onUpdate?(out, filter.counters)
@@ -159,16 +156,8 @@ struct NoiseFilterMachine: TimedMachine {
         reported = on.count
     }
 
-    /// Keeps the timer armed for the filter's next deadline, at the scheduler time by which
-    /// every frame up to it has come (only here, not per frame: the deadline rarely changes).
+    /// Keeps the timer armed for the filter's next deadline.
     private mutating func rearm(_ sink: TimedSink<Self>) {
-        guard let next = filter.nextDeadline else {
-            if armedDeadline != nil { sink.disarm() }
-            armedDeadline = nil
-            return
-        }
-        if next == armedDeadline { return }
-        armedDeadline = next
-        sink.arm(at: clock.schedulerTime(next))
+        timer.follow(filter.nextDeadline, sink)
     }
 }

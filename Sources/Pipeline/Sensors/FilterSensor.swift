@@ -51,16 +51,14 @@ struct SensorFilterMachine: TimedMachine {
 
     private let downstream: AnyObserver<SensorSample>
     private var filter: SensorFilter
-    /// Maps a deadline (sample time) to the scheduler time the timer is armed for.
-    private let clock: SampleClock
-    /// The deadline (sample time) the timer is armed for, nil when disarmed; after every
-    /// input and tick it is `filter.nextDeadline`.
-    private var armedDeadline: Int64?
+    /// The timer, on the filter's next deadline (sample time): after every input and tick its
+    /// deadline is `filter.nextDeadline`.
+    private var timer: EventTimeTimer
 
     init(downstream: AnyObserver<SensorSample>, filter: SensorFilter, clock: SampleClock = .live) {
         self.downstream = downstream
         self.filter = filter
-        self.clock = clock
+        timer = EventTimeTimer(clock: clock)
     }
 
     mutating func on(_ input: Input, _ sink: TimedSink<Self>) {
@@ -85,21 +83,13 @@ struct SensorFilterMachine: TimedMachine {
     }
 
     mutating func onTimer(_ token: UInt64, _ sink: TimedSink<Self>) {
-        guard sink.isCurrent(token), let deadline = armedDeadline else { return }   // stale timer
-        armedDeadline = nil
+        guard let deadline = timer.take(token, sink) else { return }   // stale timer
         if let out = filter.fire(at: deadline) { downstream.on(.next(out)) }
         rearm(sink)
     }
 
     /// Keeps the timer armed for the filter's next deadline.
     private mutating func rearm(_ sink: TimedSink<Self>) {
-        guard let next = filter.nextDeadline else {
-            if armedDeadline != nil { sink.disarm() }
-            armedDeadline = nil
-            return
-        }
-        if next == armedDeadline { return }
-        armedDeadline = next
-        sink.arm(at: clock.schedulerTime(next))
+        timer.follow(filter.nextDeadline, sink)
     }
 }
