@@ -139,6 +139,8 @@ final class SessionOutput: @unchecked Sendable {
     /// while waiting. Returns whether a key of the panic chord went down on this device while
     /// it has a twin (the hub then checks the chord across devices).
     func observeRaw(_ frame: InputFrame) -> Bool {
+        // No port (a replay): the device can never be grabbed, so there is nothing to track.
+        guard port != nil else { return false }
         var chordPressed = false
         for event in frame.events where event.type == EventType.key {
             if event.value == 0 {
