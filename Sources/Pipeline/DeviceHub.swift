@@ -219,6 +219,9 @@ public final class DeviceHub: @unchecked Sendable {
             let session = open(info, port: stream.output)
             session.completeInner = { observer.onCompleted() }
             let output = session.output
+            // Only a device with an output port (live) can ever be grabbed: a replay's frames
+            // skip the output's hooks with one test of a captured flag.
+            let hasPort = output.hasPort
             let slot = session.slot
             let raw = session.raw
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
@@ -235,7 +238,7 @@ public final class DeviceHub: @unchecked Sendable {
                     raw.onNext(frame)
                     // Before filtering: the grab waits on the raw key state, and the panic
                     // chord must work even if the filter would hold its keys.
-                    if output.observeRaw(frame) { self?.checkPanicChord() }
+                    if hasPort, output.observeRaw(frame) { self?.checkPanicChord() }
                 },
                 onUpdate: { frame, counters in
                     slot.write { w in
@@ -252,7 +255,7 @@ public final class DeviceHub: @unchecked Sendable {
                 downstream: AnyObserver { event in
                     switch event {
                     case .next(let frame):
-                        output.write(frame)   // to the twin, while grabbed: same thread, same frame
+                        if hasPort { output.write(frame) }   // to the twin, while grabbed: same thread, same frame
                         filtered.onNext(frame)
                     case .error, .completed: observer.onCompleted()
                     }

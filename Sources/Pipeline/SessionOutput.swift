@@ -40,6 +40,8 @@ final class SessionOutput: @unchecked Sendable {
 
     let info: DeviceInfo
     let port: (any DeviceOutputPort)?
+    /// Whether there is a port: a device without one (a replay) is never grabbed.
+    let hasPort: Bool
     private(set) var phase = Phase.observed
     /// Keys and buttons down on the physical device, from the raw frames.
     private(set) var held = Set<UInt16>()
@@ -57,6 +59,7 @@ final class SessionOutput: @unchecked Sendable {
          notify: @escaping (DeviceOutputNotice) -> Void) {
         self.info = info
         self.port = port
+        hasPort = port != nil
         self.chord = chord
         self.notify = notify
     }
@@ -140,7 +143,7 @@ final class SessionOutput: @unchecked Sendable {
     /// it has a twin (the hub then checks the chord across devices).
     func observeRaw(_ frame: InputFrame) -> Bool {
         // No port (a replay): the device can never be grabbed, so there is nothing to track.
-        guard port != nil else { return false }
+        guard hasPort else { return false }
         var chordPressed = false
         for event in frame.events where event.type == EventType.key {
             if event.value == 0 {
