@@ -1552,6 +1552,37 @@ def case_virtual_sigterm():
           saw=f"twin edges: {got}\nstill down: {still}\nResult={result}")
 
 
+def case_virtual_removal():
+    """Device removal with keys held on a grabbed keyboard: a reader of the twin sees every held
+    key released before the twin goes, and evflowd keeps running with no twin left."""
+    name = f"{VIRTUAL_PREFIX} removal keyboard"
+    hold = os.path.join(WORK, "vremove.hold")
+    with VirtualConfig([(name, "virtual", [])]):
+        # The helper holds shift and A, then exits at once: the keyboard is unplugged with both down.
+        dev, node = device("keyboard", name, f"@{hold} KEY_LEFTSHIFT=1 . +20ms KEY_A=1 . +200ms",
+                           extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        reader = EvdevReader(twin)
+        touch(hold)
+        dev.wait(timeout=30)
+        wait_until("the twin gone", lambda: reader.gone or twins().get(name + TWIN_SUFFIX) is None, timeout=30)
+        time.sleep(0.2)
+        reader.close()
+        got = edges(reader.keys())
+        active = show("ActiveState")["ActiveState"]
+        left = twins().get(name + TWIN_SUFFIX)
+    down = {}
+    for c, v in got:
+        down[c] = v
+    still = [c for c, v in down.items() if v == 1]
+    check("virtual-removal", not still and len(got) == 4 and active == "active" and left is None,
+          f"the grabbed keyboard unplugged with shift+A held: the twin's reader saw {got} (every key "
+          f"released before the twin went); evflowd {active}, no twin left",
+          saw=f"twin edges: {got}\nstill down: {still}\nActiveState={active}\ntwin left: {left}")
+
+
 def case_virtual_sigkill():
     """SIGKILL of the daemon holding a grab: within 1 s the physical node is readable (not
     grabbed) and no twin is left under /sys/devices/virtual/input (the kernel closed both with
@@ -1780,6 +1811,7 @@ def hotplug_one(name, cycles):
 
 VIRTUAL_CASES = {"virtual-clicks": case_virtual_clicks, "virtual-replay": case_virtual_replay,
                  "virtual-panic": case_virtual_panic, "virtual-sigterm": case_virtual_sigterm,
+                 "virtual-removal": case_virtual_removal,
                  "virtual-sigkill": case_virtual_sigkill, "virtual-watchdog": case_virtual_watchdog,
                  "virtual-reload": case_virtual_reload, "virtual-led": case_virtual_led,
                  "virtual-ebusy": case_virtual_ebusy, "virtual-hotplug": None}
