@@ -63,11 +63,19 @@ final class DeviceReader {
                     if let frame = assembler.feed(event) { frames.onNext(frame) }
                 case .dropped(let event):
                     counters.synDropped.wrappingAdd(1, ordering: .relaxed)
-                    if let frame = assembler.feed(event) { frames.onNext(frame) }
-                    // libevdev's documented resync: read in sync mode until it says -EAGAIN.
+                    // The frame in progress is incomplete (the kernel lost events): discarded.
+                    // libevdev's documented resync — read in sync mode until it says -EAGAIN —
+                    // hands out the differences between the state it knew and the device's;
+                    // they go out as one resync frame (InputFrame.isResync), so the filters
+                    // and a virtual twin take them as the device's state, not as edges to time.
+                    assembler.discardPending()
+                    var state: [InputEvent] = []
+                    var time = event.time
                     while !stopped, case .event(let synced) = try device.next(sync: true) {
-                        if let frame = assembler.feed(synced) { frames.onNext(frame) }
+                        time = max(time, synced.time)
+                        if !synced.isSynReport { state.append(synced) }
                     }
+                    frames.onNext(.resync(dropped: event, state: state, time: time))
                 }
             }
         } catch {

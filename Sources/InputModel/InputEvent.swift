@@ -44,6 +44,24 @@ public struct InputFrame: Hashable, Sendable {
     }
 }
 
+extension InputFrame {
+    /// A resync frame: a `SYN_DROPPED` first, then the events that bring a reader from the
+    /// state it knew to the device's state after the drop (libevdev's resync, which the live
+    /// reader gathers into one frame). The noise filter passes such a frame whole and restarts
+    /// the codes it names from the values it reports, so a virtual twin equals the device
+    /// again. A recorded `SYN_DROPPED` is a frame of its own (`FrameAssembler`), never this.
+    @inlinable
+    public static func resync(dropped: InputEvent, state: [InputEvent], time: Int64) -> InputFrame {
+        InputFrame(time: time, events: [dropped] + state)
+    }
+
+    /// Whether this is a resync frame (`resync(dropped:state:time:)`).
+    @inlinable
+    public var isResync: Bool {
+        events.count > 1 && events[0].type == 0x00 && events[0].code == 3   // EV_SYN, SYN_DROPPED
+    }
+}
+
 /// Event type numbers from `linux/input-event-codes.h` that evflow's logic branches on.
 /// Names for every type and code come from libevdev's tables (`EventNames`).
 public enum EventType {

@@ -15,7 +15,8 @@ extension ObservableType where Element == InputFrame {
     ///   are filtered on the delivering thread. Frames, ticks and new settings pass one
     ///   `SerialGate`, so they are handled one at a time without locks.
     /// - `settingsUpdates`: new settings (configuration reload) take effect between frames;
-    ///   codes whose filter did not change keep their state.
+    ///   codes whose filter did not change keep their state; what a changed filter held is
+    ///   delivered at once as a frame of its own (`NoiseFilter.configure`).
     /// - `onUpdate`: called after every step, inside the gate, with the frame delivered (or
     ///   nil) and the counters — the state store's writer.
     /// - `onSpurious`: called inside the gate with a key code whose spurious-release method
@@ -124,8 +125,10 @@ struct NoiseFilterMachine: TimedMachine {
             onUpdate?(out, filter.counters)
             if let out { downstream.on(.next(out)) }
         case .configure(let settings):
-            filter.configure(settings)
-            onUpdate?(nil, filter.counters)
+            // What the old filters held is delivered, not lost (NoiseFilter.configure).
+            let out = filter.configure(settings)
+            onUpdate?(out, filter.counters)
+            if let out { downstream.on(.next(out)) }
         case .event(.completed):
             // Values still held are dropped: the device is gone.
             downstream.on(.completed)

@@ -83,7 +83,7 @@ public struct NoiseFilter: Sendable {
         var armedAt: Int32 = -1
     }
 
-    private var slots: [CodeSlot] = []
+    var slots: [CodeSlot] = []
     /// The slots that have a deadline, in no order.
     private var armed: [Int32] = []
     /// The earliest deadline of the armed slots; nil when none is armed.
@@ -95,23 +95,33 @@ public struct NoiseFilter: Sendable {
     private var swIndex = [Int16](repeating: -1, count: 64)
     private var absIndex = [Int16](repeating: -1, count: 64)
     private var relIndex = [Int16](repeating: -1, count: 64)
-    private var lastTime: Int64 = .min
+    var lastTime: Int64 = .min
     /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
-    public private(set) var counters = DeviceCounters()
+    public internal(set) var counters = DeviceCounters()
 
     /// A filter with `settings`.
     public init(settings: DeviceFilterSettings) {
-        configure(settings)
+        _ = configure(settings)
     }
 
-    /// Replaces the settings (SIGHUP reload). Codes whose filter is unchanged keep their
-    /// state; held values of codes whose filter changed are dropped (counted).
-    public mutating func configure(_ settings: DeviceFilterSettings) {
+    /// Replaces the settings (SIGHUP reload) and returns what the change delivers now, or nil.
+    ///
+    /// Codes whose filter is unchanged keep their state. A code whose filter changed, or that
+    /// lost its filter, hands over (`handOver`): what its old filter held is delivered in the
+    /// returned frame (stamped with the last frame's time) — a key's held release, a switch's
+    /// pending value, an axis' kept value, a relative sum — and what the old filter had
+    /// delivered seeds the new one, so a reload never drops an edge (a key left down on the
+    /// twin, in STATE and for every watcher) nor lets one through twice. The counters keep
+    /// adding up: a delivered held input counts as `delayed`, a held re-press the old
+    /// machine would have swallowed as `dropped`.
+    public mutating func configure(_ settings: DeviceFilterSettings) -> InputFrame? {
         var old: [UInt32: CodeSlot] = [:]
         for s in slots { old[UInt32(s.type) << 16 | UInt32(s.code)] = s }
-        var reused = Set<UInt32>()
+        var handled = Set<UInt32>()
+        var flushed: [InputEvent] = []
+        let time = lastTime == .min ? 0 : lastTime
         slots = []
         keyIndex = [Int16](repeating: -1, count: 768)
         swIndex = [Int16](repeating: -1, count: 64)
@@ -119,12 +129,18 @@ public struct NoiseFilter: Sendable {
         relIndex = [Int16](repeating: -1, count: 64)
         func add(_ type: UInt16, _ table: [UInt16: CodeFilter]) {
             for (code, filter) in table.sorted(by: { $0.key < $1.key }) {
-                guard let state = Self.makeState(filter) else { continue }
+                guard var state = Self.makeState(filter) else { continue }
                 let key = UInt32(type) << 16 | UInt32(code)
-                var chosen = CodeSlot(type: type, code: code, state: state)
-                if let previous = old[key], Self.sameFilter(previous.state, state) {
-                    chosen = previous
-                    reused.insert(key)
+                var deadline: Int64? = nil
+                if let previous = old[key] {
+                    handled.insert(key)
+                    if Self.sameFilter(previous.state, state) {
+                        state = previous.state
+                        deadline = previous.deadline
+                    } else {
+                        let delivered = handOver(previous, at: time, into: &flushed)
+                        Self.seed(&state, with: delivered)
+                    }
                 }
                 let index = Int16(slots.count)
                 switch type {
@@ -133,7 +149,9 @@ public struct NoiseFilter: Sendable {
                 case EventType.abs: guard code < 64 else { continue }; absIndex[Int(code)] = index
                 default: guard code < 64 else { continue }; relIndex[Int(code)] = index
                 }
-                slots.append(chosen)
+                var slot = CodeSlot(type: type, code: code, state: state)
+                slot.deadline = deadline
+                slots.append(slot)
             }
         }
         add(EventType.key, settings.keys)
@@ -149,13 +167,15 @@ public struct NoiseFilter: Sendable {
             slots[index].armedAt = -1
             setDeadline(index, deadline)
         }
-        // Every held value whose slot was not kept is lost: its filter changed, or the code
-        // became passthrough or left the settings. Count it, so the counts still add up.
-        for (key, previous) in old where !reused.contains(key) {
-            let held: Bool
-            if case .chatter(let machine) = previous.state { held = machine.isHolding } else { held = previous.deadline != nil }
-            if held { counters[Self.counterKind(previous.state)].dropped += 1 }
+        // Codes that became passthrough or left the settings hand over too, with nothing to seed.
+        for (key, previous) in old.sorted(by: { $0.key < $1.key }) where !handled.contains(key) {
+            _ = handOver(previous, at: time, into: &flushed)
         }
+        guard !flushed.isEmpty else { return nil }
+        flushed.sort { ($0.type, $0.code) < ($1.type, $1.code) }
+        counters.framesOut &+= 1
+        counters.eventsOut &+= UInt64(flushed.count)
+        return InputFrame(time: time, events: flushed)
     }
 
     private static func makeState(_ filter: CodeFilter) -> CodeState? {
@@ -185,7 +205,7 @@ public struct NoiseFilter: Sendable {
         }
     }
 
-    private static func counterKind(_ state: CodeState) -> FilterKind {
+    static func counterKind(_ state: CodeState) -> FilterKind {
         switch state {
         case .chatter: return .keyChatter
         case .debounce: return .debounce
@@ -196,7 +216,7 @@ public struct NoiseFilter: Sendable {
     }
 
     @inline(__always)
-    private func slotIndex(type: UInt16, code: UInt16) -> Int {
+    func slotIndex(type: UInt16, code: UInt16) -> Int {
         switch type {
         case EventType.key: return code < 768 ? Int(keyIndex[Int(code)]) : -1
         case EventType.sw: return code < 64 ? Int(swIndex[Int(code)]) : -1
@@ -209,7 +229,7 @@ public struct NoiseFilter: Sendable {
     /// Sets slot `index`'s deadline, keeping `armed` and `earliest` with it: only a change
     /// of the earliest slot's own deadline makes it look again, and then through the armed
     /// slots only.
-    private mutating func setDeadline(_ index: Int, _ deadline: Int64?) {
+    mutating func setDeadline(_ index: Int, _ deadline: Int64?) {
         let old = slots[index].deadline
         if old == deadline { return }
         slots[index].deadline = deadline
@@ -263,6 +283,8 @@ public struct NoiseFilter: Sendable {
         for (i, event) in frame.events.enumerated() {
             var keep = true
             if event.type == EventType.syn && event.code == SynCode.dropped {
+                // A resync frame (the drop, then the device's state after it): its own rules.
+                if i == 0 && frame.isResync { return resync(frame) }
                 counters.synDropped &+= 1
                 keep = false
             } else {
