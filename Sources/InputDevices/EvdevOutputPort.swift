@@ -1,5 +1,6 @@
 import CEvdev
 import InputModel
+import Reactive
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,9 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
     /// exists, so an observed device is never opened for writing.
     private var writeBack: FileDescriptor?
     private var grabbed = false
+    private var grabbedAt: Int64 = 0
+    /// Repeat rates set on the twin and handed to the physical device (tests, diagnostics).
+    private(set) var repeatRateForwarded = 0
 
     init(device: EvdevDevice, loop: InputLoop) {
         self.device = device
@@ -60,13 +64,17 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
         return twin.devnode
     }
 
-    func grab() throws(DeviceOutputError) {
-        guard !grabbed else { return }
+    func grab() throws(DeviceOutputError) -> Int64 {
+        if grabbed { return grabbedAt }
         guard !device.fd.isClosed else { throw DeviceOutputError(.failed, "\(device.path) is closed") }
         let rc = libevdev_grab(device.handle, LIBEVDEV_GRAB)
         if rc == -EBUSY { throw DeviceOutputError(.busy, SystemError(call: "libevdev_grab(\(device.path))", errno: EBUSY).description) }
         if rc < 0 { throw DeviceOutputError(.failed, SystemError(call: "libevdev_grab(\(device.path))", errno: -rc).description) }
         grabbed = true
+        // After the ioctl returned: every frame the kernel delivered before the grab took
+        // effect is stamped no later than this.
+        grabbedAt = monotonicNow()
+        return grabbedAt
     }
 
     func write(_ frame: InputFrame) throws(DeviceOutputError) {
@@ -100,12 +108,27 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
 
     /// Reads what the desktop wrote to the twin (its `EV_LED` and `EV_SND` settings come back
     /// on the uinput fd) and writes those to the physical device, which lights its LEDs.
+    ///
+    /// A repeat rate set on the twin (EVIOCSREP: a compositor, `kbdrate`; it comes back as
+    /// `EV_REP` events) would switch the kernel's software autorepeat on for the twin, on top
+    /// of the physical device's repeats (value 2) that the twin forwards: every held key would
+    /// repeat twice. So the rate goes to the physical device, whose repeats the twin forwards
+    /// at that rate, and the twin's own repeat is switched off again at once
+    /// (docs/virtual-device.md, "Autorepeat").
     private func forwardFeedback() {
         guard let twin else { return }
         var events: [input_event] = []
+        var rate: [input_event] = []
         var ev = input_event()
         while Glibc.read(twin.fd, &ev, MemoryLayout<input_event>.size) == MemoryLayout<input_event>.size {
             if ev.type == UInt16(EV_LED) || ev.type == UInt16(EV_SND) { events.append(ev) }
+            // Our own switching-off comes back too, as a zero period: nothing to do for it.
+            if ev.type == UInt16(EV_REP) && ev.value != 0 { rate.append(ev) }
+        }
+        if !rate.isEmpty {
+            twin.disableRepeat()
+            repeatRateForwarded += 1
+            events += rate
         }
         guard !events.isEmpty, let writeBack, !writeBack.isClosed else { return }
         var syn = input_event()

@@ -50,13 +50,21 @@ final class VirtualDevice {
         // The LED/SND write-back reads this fd on the input thread: it must never block it.
         let fd = libevdev_uinput_get_fd(created)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        // The physical device's own autorepeat (value 2) is forwarded; the kernel's software
-        // repeat on the twin would add a second stream of repeats, so it is switched off (the
-        // input core repeats only while REP_PERIOD and REP_DELAY are both non-zero).
-        if libevdev_has_event_type(template, UInt32(EV_REP)) == 1 {
-            _ = libevdev_uinput_write_event(created, UInt32(EV_REP), UInt32(REP_PERIOD), 0)
-            _ = libevdev_uinput_write_event(created, UInt32(EV_SYN), UInt32(SYN_REPORT), 0)
-        }
+        hasRepeat = libevdev_has_event_type(template, UInt32(EV_REP)) == 1
+        disableRepeat()
+    }
+
+    /// Whether the twin has `EV_REP` (it clones the physical device's).
+    private let hasRepeat: Bool
+
+    /// Switches the kernel's software autorepeat on the twin off. The physical device's own
+    /// autorepeat (value 2) is forwarded; the kernel's repeat on the twin would add a second
+    /// stream of repeats (the input core repeats only while REP_PERIOD and REP_DELAY are both
+    /// non-zero). At creation, and again whenever something sets a rate on the twin.
+    func disableRepeat() {
+        guard hasRepeat, let uinput else { return }
+        _ = libevdev_uinput_write_event(uinput, UInt32(EV_REP), UInt32(REP_PERIOD), 0)
+        _ = libevdev_uinput_write_event(uinput, UInt32(EV_SYN), UInt32(SYN_REPORT), 0)
     }
 
     deinit {
@@ -79,14 +87,43 @@ final class VirtualDevice {
         return kept + nameSuffix
     }
 
-    /// Writes `frame`'s events and one `SYN_REPORT` (the frame's own is not repeated).
+    /// Writes `frame`'s events and one `SYN_REPORT` (the frame's own is not repeated) in one
+    /// `write(2)`: uinput takes any number of whole events per write and injects them in
+    /// order, so a frame costs one system call, not one per event (`encode`). A short write
+    /// is a failure, as any other.
     func write(_ frame: InputFrame) throws(SystemError) {
-        guard let uinput else { throw SystemError(call: "libevdev_uinput_write_event", errno: ENODEV) }
-        for event in frame.events where !(event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT)) {
-            try Self.check(libevdev_uinput_write_event(uinput, UInt32(event.type), UInt32(event.code), event.value))
-            if event.type == UInt16(EV_KEY) { track(code: event.code, value: event.value) }
+        guard let uinput else { throw SystemError(call: "write(/dev/uinput)", errno: ENODEV) }
+        Self.encode(frame, into: &scratch)
+        let fd = libevdev_uinput_get_fd(uinput)
+        let size = scratch.count * MemoryLayout<input_event>.size
+        let written = scratch.withUnsafeBytes { buffer in
+            var n: Int
+            repeat { n = Glibc.write(fd, buffer.baseAddress, size) } while n < 0 && errno == EINTR
+            return n
         }
-        try Self.check(libevdev_uinput_write_event(uinput, UInt32(EV_SYN), UInt32(SYN_REPORT), 0))
+        if written < 0 { throw SystemError(call: "write(/dev/uinput)", errno: errno) }
+        if written != size { throw SystemError(call: "write(/dev/uinput): \(written) of \(size) bytes", errno: EIO) }
+        for event in frame.events where event.type == UInt16(EV_KEY) { track(code: event.code, value: event.value) }
+    }
+
+    /// Reused for every frame: a frame's events as the kernel's `input_event`s.
+    private var scratch: [input_event] = []
+
+    /// `frame` as uinput takes it: its events without `SYN_REPORT`s, then one `SYN_REPORT`
+    /// (times zero: the input core stamps what it injects).
+    static func encode(_ frame: InputFrame, into out: inout [input_event]) {
+        out.removeAll(keepingCapacity: true)
+        for event in frame.events where !(event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT)) {
+            var ev = input_event()
+            ev.type = event.type
+            ev.code = event.code
+            ev.value = event.value
+            out.append(ev)
+        }
+        var syn = input_event()
+        syn.type = UInt16(EV_SYN)
+        syn.code = UInt16(SYN_REPORT)
+        out.append(syn)
     }
 
     /// Writes a release for every key and button held on the twin, then a `SYN_REPORT`;
@@ -112,10 +149,6 @@ final class VirtualDevice {
         } else if !held.contains(code) {
             held.append(code)
         }
-    }
-
-    private static func check(_ rc: Int32) throws(SystemError) {
-        if rc < 0 { throw SystemError(call: "libevdev_uinput_write_event", errno: -rc) }
     }
 
     /// Copies what the twin clones (the type's comment says what) from `source` to `target`.

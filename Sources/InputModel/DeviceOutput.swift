@@ -12,8 +12,10 @@ public protocol DeviceOutputPort: AnyObject, Sendable {
     var virtualRefusal: String? { get }
     /// Creates the virtual twin (a clone of the device); returns its device node.
     func createTwin() throws(DeviceOutputError) -> String
-    /// Grabs the physical device (EVIOCGRAB), so only evflowd reads it.
-    func grab() throws(DeviceOutputError)
+    /// Grabs the physical device (EVIOCGRAB), so only evflowd reads it. Returns the time
+    /// (CLOCK_MONOTONIC ns, the clock of the device's frames) taken just after the grab took
+    /// effect: a frame stamped at or before it may have reached every other reader too.
+    func grab() throws(DeviceOutputError) -> Int64
     /// Writes one frame to the twin: its events, then one `SYN_REPORT`.
     func write(_ frame: InputFrame) throws(DeviceOutputError)
     /// Writes a release for every key and button held on the twin, then a `SYN_REPORT`.

@@ -26,6 +26,13 @@ public struct DeviceOutputNotice: Hashable, Sendable {
 /// last. The raw frames tell it which keys are down on the physical device (the frame of the
 /// keys down at open comes first): the grab waits for all of them to be released (evsieve's
 /// `grab=auto`), so the release of the Enter that started the daemon is not lost.
+///
+/// The grab's reconciliation (docs/virtual-device.md, "Around the grab"): frames already
+/// queued when EVIOCGRAB took effect reached every other reader too. The grab's time, on the
+/// frames' own clock, tells them apart: a frame stamped at or before it is never written to
+/// the twin (the desktop had it from the device), and if it pressed a key, the grab is undone
+/// at once and waits again (the key's release then reaches the desktop from the device,
+/// which would otherwise keep it down forever).
 final class SessionOutput: @unchecked Sendable {
     enum Phase: Equatable {
         /// No twin, no grab: the mode is `observe`.
@@ -46,6 +53,9 @@ final class SessionOutput: @unchecked Sendable {
     /// Keys and buttons down on the physical device, from the raw frames.
     private(set) var held = Set<UInt16>()
     private var node: String?
+    /// When the grab took effect (`DeviceOutputPort.grab`); frames stamped at or before it
+    /// reached other readers too. `.max` while not grabbed.
+    private(set) var grabbedAt = Int64.max
     /// The panic chord's keys (the configuration's, set again on reload).
     var chord: Set<UInt16>
     private let notify: (DeviceOutputNotice) -> Void
@@ -126,7 +136,7 @@ final class SessionOutput: @unchecked Sendable {
     private func grab() {
         guard let port else { return }
         do {
-            try port.grab()
+            grabbedAt = try port.grab()
             phase = .grabbed
             publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .grabbed),
                     "grabbed; applications read the filtered stream from \(node ?? "?")")
@@ -145,21 +155,41 @@ final class SessionOutput: @unchecked Sendable {
         // No port (a replay): the device can never be grabbed, so there is nothing to track.
         guard hasPort else { return false }
         var chordPressed = false
+        var pressed = false
         for event in frame.events where event.type == EventType.key {
             if event.value == 0 {
                 held.remove(event.code)
             } else {
                 if event.value == 1, isActive, chord.contains(event.code) { chordPressed = true }
-                held.insert(event.code)
+                if held.insert(event.code).inserted { pressed = true }
             }
         }
-        if phase == .waiting && held.isEmpty { grab() }
+        if phase == .waiting && held.isEmpty {
+            grab()
+        } else if phase == .grabbed && pressed && frame.time <= grabbedAt {
+            regrabLater()
+        }
         return chordPressed
     }
 
-    /// A filtered frame: written to the twin while grabbed. A failed write stops the output.
+    /// A frame queued before the grab took effect pressed a key: every other reader saw the
+    /// press, and its release would reach only evflowd. Ungrab now (the twin stays, nothing
+    /// was written to it since the grab) and grab again once every key is released.
+    private func regrabLater() {
+        guard let port else { return }
+        port.releaseAll()
+        port.ungrab()
+        phase = .waiting
+        grabbedAt = .max
+        publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .waiting),
+                "a key pressed just before the grab reached other programs; ungrabbed until every key is released")
+    }
+
+    /// A filtered frame: written to the twin while grabbed, if stamped after the grab took
+    /// effect. A failed write stops the output.
     func write(_ frame: InputFrame) {
-        guard phase == .grabbed, let port else { return }
+        // Frames stamped before the grab took effect were read by the desktop from the device.
+        guard phase == .grabbed, frame.time > grabbedAt, let port else { return }
         do {
             try port.write(frame)
             written.wrappingAdd(1, ordering: .relaxed)
@@ -201,6 +231,7 @@ final class SessionOutput: @unchecked Sendable {
         port.destroyTwin()
         port.ungrab()
         node = nil
+        grabbedAt = .max
     }
 
     private func publish(_ new: DeviceOutputStatus, _ message: String?) {

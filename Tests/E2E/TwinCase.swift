@@ -79,7 +79,7 @@ extension E2E {
             if twinReader >= 0 { close(twinReader) }
         }
         let grabbed = loop.sync { () -> DeviceOutputError? in
-            do throws(DeviceOutputError) { try port.grab(); return nil } catch { return error }
+            do throws(DeviceOutputError) { _ = try port.grab(); return nil } catch { return error }
         }
         report.check(grabbed == nil && other >= 0 && twinReader >= 0, "twin: physical device grabbed",
                      "\(grabbed.map(String.init(describing:)) ?? "") fds \(other) \(twinReader)")
@@ -118,7 +118,7 @@ extension E2E {
                                      physicalNode, grabbedFile], name: "competitor", log: "\(scratch)/competitor.log")
         if waitUntil(timeout: 10, { access(grabbedFile, F_OK) == 0 }) {
             let busy = loop.sync { () -> DeviceOutputError? in
-                do throws(DeviceOutputError) { try port.grab(); return nil } catch { return error }
+                do throws(DeviceOutputError) { _ = try port.grab(); return nil } catch { return error }
             }
             report.check(busy?.kind == .busy, "twin: a grab while another program holds one fails with EBUSY", "\(busy.map(String.init(describing:)) ?? "grabbed")")
         } else {
@@ -135,7 +135,7 @@ extension E2E {
         let later = monotonicNow()
         let held = loop.sync { () -> DeviceOutputError? in
             do throws(DeviceOutputError) {
-                try port.grab()
+                _ = try port.grab()
                 try port.write(InputFrame(time: later, events: [InputEvent(time: later, type: EventType.key, code: KEY_C, value: 1)]))
                 return nil
             } catch { return error }

@@ -10,7 +10,7 @@ import Testing
 private final class AcceptingPort: DeviceOutputPort, @unchecked Sendable {
     var virtualRefusal: String? { nil }
     func createTwin() throws(DeviceOutputError) -> String { "/dev/input/event42" }
-    func grab() throws(DeviceOutputError) {}
+    func grab() throws(DeviceOutputError) -> Int64 { .min }   // frames of any time are after it
     func write(_ frame: InputFrame) throws(DeviceOutputError) {}
     func releaseAll() {}
     func destroyTwin() {}
