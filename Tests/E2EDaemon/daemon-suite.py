@@ -1809,12 +1809,242 @@ def hotplug_one(name, cycles):
         raise Failure(f"uinput-device.py exited {p.returncode}")
 
 
+# ---------------------------------------------------------------- the twin's integrity (issue #33)
+EVIOCGREP = (2 << 30) | (8 << 16) | (ord("E") << 8) | 0x03
+
+
+def get_rep(node):
+    """(delay ms, period ms) of NODE's device (EVIOCGREP)."""
+    fd = os.open(node, os.O_RDONLY)
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, EVIOCGREP, buf)
+        return struct.unpack("II", buf)
+    finally:
+        os.close(fd)
+
+
+def doubled_presses(key_edges):
+    """Presses that came while the key was already down on the same node: [(code, index)]."""
+    down, out = set(), []
+    for i, (c, v) in enumerate(key_edges):
+        if v == 1 and c in down:
+            out.append((c, i))
+        (down.add if v == 1 else down.discard)(c)
+    return out
+
+
+def left_down(key_edges):
+    """The keys a reader of one node still has down at the end of KEY_EDGES."""
+    down = set()
+    for c, v in key_edges:
+        (down.add if v == 1 else down.discard)(c)
+    return down
+
+
+def case_virtual_grab_race(rounds=4):
+    """Release Enter and press K at once, while the grab waits for Enter: K's press is queued
+    before the grab takes effect, so every reader gets it from the physical node. evflowd must
+    not write it to the twin and must give the device back until K is released, or the
+    desktop keeps the physical K down for ever (docs/virtual-device.md, "Around the grab").
+    Each round: the physical node's reader and the twin's reader (the application's view)
+    end with no key down, and no press reaches either twice."""
+    name = f"{VIRTUAL_PREFIX} race keyboard"
+    files = [[os.path.join(WORK, f"race.{r}.{i}") for i in range(3)] for r in range(rounds)]
+    done = os.path.join(WORK, "race.done")
+    script = "".join(f"@{h} KEY_ENTER=1 . @{g} KEY_ENTER=0 . KEY_K=1 . @{u} KEY_K=0 . " for h, g, u in files)
+    script += f"@{done}"
+    other = [(f"{VIRTUAL_PREFIX} none", "virtual", [])]
+    report, ok, raced = [], True, 0
+    with VirtualConfig(other) as vc:
+        dev, node = device("keyboard", name, script, extra=["--hold", "0"])
+        did = device_id(name)
+        for hold, go, up in files:
+            phys = EvdevReader(node)
+            touch(hold)
+            wait_until("Enter held", lambda: "KEY_ENTER" in ctl_json("state", did)["keys_down"])
+            vc.apply([(name, "virtual", [])])
+            wait_grab(did, "waiting")
+            twin = EvdevReader(twin_of(name))
+            touch(go)
+            wait_until("K down in STATE", lambda: "KEY_K" in ctl_json("state", did)["keys_down"])
+            time.sleep(0.2)
+            touch(up)
+            wait_until("K up in STATE", lambda: not ctl_json("state", did)["keys_down"])
+            out = wait_grab(did, "grabbed")
+            time.sleep(0.3)                          # the windows closed, the readers caught up
+            phys.close()
+            twin.close()
+            pe, te = edges(phys.keys()), edges(twin.keys())
+            k = KEY["KEY_K"]
+            race = (k, 1) in pe
+            raced += race
+            good = not left_down(pe) and not left_down(te) and not doubled_presses(pe) and not doubled_presses(te) \
+                and ((k, 1) in pe) != ((k, 1) in te) and out.get("grab") == "grabbed"
+            ok = ok and good
+            report.append(f"physical {pe} twin {te} → {'K before the grab' if race else 'K after the grab'}"
+                          f"{'' if good else ' WRONG'}")
+            vc.apply(other)
+            wait_grab(did, "none")
+        touch(done)
+        dev.wait(timeout=30)
+    check("virtual-grab-race", ok,
+          f"{rounds} rounds of 'release Enter, press K at once' while the grab waited: K's press was queued "
+          f"before the grab in {raced} (the physical node's reader got it, and its release; the twin neither), "
+          f"after it in {rounds - raced} (the twin got K); no key left down on either node, no press twice",
+          saw="\n".join(report))
+
+
+def case_virtual_reload_window():
+    """A reload inside a release window: KEY_A's release is held for its window (keys: 3 s, so
+    that the reload lands inside it on any guest); the reload changes the window. The release
+    reaches the twin and STATE at the reload, long before the old window's end; before issue
+    #33 it was dropped and A stayed down on the twin until its next press."""
+    name = f"{VIRTUAL_PREFIX} reload-window keyboard"
+    go, released, done = (os.path.join(WORK, f"rwin.{x}") for x in ("go", "released", "done"))
+    script = f"@{go} KEY_A=1 . +200ms KEY_A=0 . !{released} @{done}"
+    with VirtualConfig([(name, "virtual", ["keys: 3s"])]) as vc:
+        dev, _ = device("keyboard", name, script, extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        reader = EvdevReader(twin_of(name))
+        touch(go)
+        wait_until("the release typed", lambda: os.path.exists(released), timeout=30)
+        held = "KEY_A" in ctl_json("state", did)["keys_down"]
+        t0 = time.monotonic()
+        vc.apply([(name, "virtual", ["keys: 2s"])])
+        wait_until("A's release on the twin", lambda: (KEY["KEY_A"], 0) in edges(reader.keys()), timeout=10)
+        after = time.monotonic() - t0
+        state = ctl_json("state", did)
+        reader.close()
+        touch(done)
+        dev.wait(timeout=30)
+    ks = reader.keys(KEY["KEY_A"])
+    press = next(t for t, _, v in ks if v == 1)
+    release = next(t for t, _, v in ks if v == 0)
+    ok = held and (release - press) / 1e9 < 2.9 and not state["keys_down"] and edges(ks) == [(KEY["KEY_A"], 1), (KEY["KEY_A"], 0)]
+    check("virtual-reload-window", ok,
+          f"KEY_A released 200 ms after its press inside a 3-s window (STATE still had it down: {held}); the reload "
+          f"to a 2-s window delivered the release to the twin {(release - press) / 1e9:.2f} s after the press "
+          f"({after:.2f} s after the reload began), STATE keys_down {state['keys_down']}",
+          saw=f"twin: {ks}\nstate: {state}")
+
+
+def case_virtual_eviocsrep():
+    """EVIOCSREP on the twin (a compositor's repeat rate, kbdrate) must not switch the kernel's
+    repeat on for the twin while the physical device's repeats are forwarded (every held key
+    would repeat twice): the rate goes to the physical device, the twin's period stays 0, and a
+    held key repeats on the twin at the rate that was set."""
+    name = f"{VIRTUAL_PREFIX} repeat keyboard"
+    go, fin, done = (os.path.join(WORK, f"rep.{x}") for x in ("go", "fin", "done"))
+    script = f"@{go} KEY_A=1 . +1600ms KEY_A=0 . !{fin} @{done}"
+    with VirtualConfig([(name, "virtual", [])]):
+        dev, node = device("keyboard", name, script, extra=["--hold", "0", "--repeat"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        before = (get_rep(node), get_rep(twin))
+        fd = os.open(twin, os.O_RDWR)
+        try:
+            fcntl.ioctl(fd, EVIOCSREP, struct.pack("II", 500, 100))
+        finally:
+            os.close(fd)
+        phys_rep = wait_until("the rate on the physical device", lambda: (lambda r: r if r == (500, 100) else None)(
+            get_rep(node)), timeout=10)
+        twin_rep = wait_until("the twin's period back to 0", lambda: (lambda r: r if r[1] == 0 else None)(
+            get_rep(twin)), timeout=10)
+        reader = EvdevReader(twin)
+        touch(go)
+        wait_until("the key released", lambda: os.path.exists(fin), timeout=30)
+        wait_until("A's release on the twin", lambda: (KEY["KEY_A"], 0) in edges(reader.keys()), timeout=10)
+        reader.close()
+        touch(done)
+        dev.wait(timeout=30)
+    ks = reader.keys(KEY["KEY_A"])
+    press = next(t for t, _, v in ks if v == 1)
+    release = next(t for t, _, v in ks if v == 0)
+    repeats = sum(1 for _, _, v in ks if v == 2)
+    held_ms = (release - press) / 1e6
+    expected = max(0.0, (held_ms - 500) / 100)
+    ok = twin_rep[1] == 0 and phys_rep == (500, 100) and 1 <= repeats <= expected * 1.3 + 2
+    check("virtual-eviocsrep", ok,
+          f"EVIOCSREP 500/100 ms on the twin reached the physical device ({before[0]} → {phys_rep}); the twin's "
+          f"(delay, period) {before[1]} → {twin_rep}; A held {held_ms:.0f} ms gave {repeats} repeats on the twin "
+          f"(one stream at 500/100 ms: ~{expected:.0f}; doubled would be about twice that)",
+          saw=f"twin A: {ks}")
+
+
+def case_syndropped_twin():
+    """SYN_DROPPED on a grabbed keyboard: evflowd is stopped while 2,000 frames are typed (its
+    kernel buffer overflows); after SIGCONT the resync makes the twin's keys (EVIOCGKEY) equal
+    the physical device's, no press reached the twin twice, and once the typist lets go every
+    key is up on the twin."""
+    name = f"{VIRTUAL_PREFIX} flood keyboard"
+    go, flooded, letgo, released, done = (os.path.join(WORK, f"vflood.{x}")
+                                          for x in ("go", "flooded", "letgo", "released", "done"))
+    keys = ["KEY_Q", "KEY_W", "KEY_E", "KEY_R", "KEY_T", "KEY_Y"]
+    flood = " ".join(f"{keys[i % 6]}={1 - (i // 6) % 2} ." for i in range(2000))
+    final = {k: 0 for k in keys}
+    for i in range(2000):
+        final[keys[i % 6]] = 1 - (i // 6) % 2
+    down = [k for k, v in final.items() if v] + ["KEY_LEFTCTRL", "KEY_A"]
+    release = " ".join(f"{k}=0 ." for k in down)
+    press = os.path.join(WORK, "vflood.press")
+    script = (f"@{press} KEY_A=1 . @{go} {flood} KEY_LEFTCTRL=1 . !{flooded} @{letgo} {release} !{released} @{done}")
+    with VirtualConfig([(name, "virtual", [])]):
+        dev, node = device("keyboard", name, script, extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin_node = twin_of(name)
+        reader = EvdevReader(twin_node)
+        touch(press)                             # A held through the flood, pressed while grabbed
+        wait_until("A down on the twin", lambda: (KEY["KEY_A"], 1) in edges(reader.keys()), timeout=30)
+        before = ctl_json("state", did)["counters"]
+        pid = main_pid()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            touch(go)
+            wait_until("the flood written", lambda: os.path.exists(flooded), timeout=60)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        state = wait_until("the resync", lambda: (lambda st: st if st["counters"]["syn_dropped"] > before["syn_dropped"]
+                                                  else None)(ctl_json("state", did)), timeout=30)
+        time.sleep(0.5)
+        out = output_of(did)
+        phys_keys, twin_keys = kernel_keys(node), kernel_keys(twin_node)
+        touch(letgo)
+        wait_until("the keys let go", lambda: os.path.exists(released), timeout=30)
+        time.sleep(0.5)
+        twin_after = kernel_keys(twin_node)
+        reader.close()
+        touch(done)
+        dev.wait(timeout=30)
+    te = edges(reader.keys())
+    expect_down = sorted(KEY_CODES[k] for k in down)
+    ok = (sorted(phys_keys) == expect_down and (out.get("grab") != "grabbed" or sorted(twin_keys) == expect_down)
+          and not twin_after and not doubled_presses(te) and main_pid() == pid)
+    check("syndropped-twin", ok,
+          f"2,000 frames typed while evflowd was stopped (syn_dropped {before['syn_dropped']} → "
+          f"{state['counters']['syn_dropped']}): grab {out.get('grab')!r}; the physical device's keys {sorted(phys_keys)}, "
+          f"the twin's {sorted(twin_keys)}; after the typist let go the twin has {sorted(twin_after) or 'no key'} down; "
+          f"{len(te)} key edges on the twin, no press twice",
+          saw=f"output: {out}\ntwin edges (first 40): {te[:40]}")
+
+
+KEY_CODES = {"KEY_Q": 16, "KEY_W": 17, "KEY_E": 18, "KEY_R": 19, "KEY_T": 20, "KEY_Y": 21,
+             "KEY_A": 30, "KEY_K": 37, "KEY_LEFTCTRL": 29, "KEY_LEFTSHIFT": 42, "KEY_ENTER": 28}
+KEY.update({"KEY_K": 37})
+
+TWIN_CASES = {"virtual-grab-race": case_virtual_grab_race, "virtual-reload-window": case_virtual_reload_window,
+              "virtual-eviocsrep": case_virtual_eviocsrep, "syndropped-twin": case_syndropped_twin}
+
+
 VIRTUAL_CASES = {"virtual-clicks": case_virtual_clicks, "virtual-replay": case_virtual_replay,
                  "virtual-panic": case_virtual_panic, "virtual-sigterm": case_virtual_sigterm,
                  "virtual-removal": case_virtual_removal,
                  "virtual-sigkill": case_virtual_sigkill, "virtual-watchdog": case_virtual_watchdog,
                  "virtual-reload": case_virtual_reload, "virtual-led": case_virtual_led,
-                 "virtual-ebusy": case_virtual_ebusy, "virtual-hotplug": None}
+                 "virtual-ebusy": case_virtual_ebusy, "virtual-hotplug": None, **TWIN_CASES}
 
 
 # ---------------------------------------------------------------- U1: added latency (opt-in)

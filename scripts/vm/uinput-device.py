@@ -21,6 +21,8 @@ Modes:
                         creation, right after an event that is not a SYN_REPORT, so the
                         reader sees an unfinished frame and then the device vanish
 
+  --repeat              give the device EV_REP: the input core repeats its held keys
+                        (value 2) at the default delay and period, as a real keyboard's
   --leds FILE           give the device LEDs (num, caps, scroll lock) and append every LED
                         event the kernel sends back through uinput (what a program writes
                         to the device's node, e.g. a twin's Caps Lock passed on) to FILE, one
@@ -57,7 +59,7 @@ UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
 UI_SET_LEDBIT = _ioc(_IOC_WRITE, 105, 4)
 UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
 
-EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW, EV_LED = 0x00, 0x01, 0x02, 0x03, 0x05, 0x11
+EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW, EV_LED, EV_REP = 0x00, 0x01, 0x02, 0x03, 0x05, 0x11, 0x14
 LEDS = (0x00, 0x01, 0x02)                         # LED_NUML, LED_CAPSL, LED_SCROLLL
 SYN_REPORT = 0
 BUS_VIRTUAL = 0x06
@@ -151,7 +153,7 @@ def say(text):
 
 # ---------------------------------------------------------------- device
 class Device:
-    def __init__(self, kind, name, vendor, product, phys, led_log=None):
+    def __init__(self, kind, name, vendor, product, phys, led_log=None, repeat=False):
         # Read-write only with LEDs: their events come back through the uinput fd.
         self.fd = os.open("/dev/uinput", (os.O_RDWR if led_log else os.O_WRONLY) | os.O_CLOEXEC)
         spec = KINDS[kind]
@@ -160,6 +162,8 @@ class Device:
             fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_LED)
             for code in LEDS:
                 fcntl.ioctl(self.fd, UI_SET_LEDBIT, code)
+        if repeat:      # EV_REP: the input core repeats held keys itself (delay 250, period 33)
+            fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_REP)
         for evbit in sorted({EVBIT_FOR[req] for req, _ in spec["bits"]}):
             fcntl.ioctl(self.fd, UI_SET_EVBIT, evbit)
         for req, code in spec["bits"]:
@@ -257,6 +261,7 @@ def main():
     ap.add_argument("--cycles", type=int, default=1, help="create/play/destroy this many times")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between cycles")
     ap.add_argument("--leds", metavar="FILE", help="LEDs; log the LED events written to the device to FILE")
+    ap.add_argument("--repeat", action="store_true", help="EV_REP: the kernel autorepeats held keys")
     ap.add_argument("--destroy-after", type=float, metavar="SECS",
                     help="destroy the device while still emitting, SECS after creating it")
     args = ap.parse_args()
@@ -275,7 +280,7 @@ def main():
     for cycle in range(args.cycles):
         if cycle and args.gap:
             time.sleep(args.gap)
-        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds)
+        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds, args.repeat)
         created = time.monotonic()
         say(f"created {name!r} {dev.sysname} {dev.node}")
         if args.node_file:
