@@ -1019,6 +1019,7 @@ class EvdevReader:
 
     def __init__(self, node):
         self.node, self.events, self.gone = node, [], False
+        self.dropped, self.dropping = 0, False     # SYN_DROPPED seen; discarding up to the next SYN_REPORT
         self.fd = os.open(node, os.O_RDONLY | os.O_NONBLOCK)
         fcntl.ioctl(self.fd, EVIOCSCLOCKID, struct.pack("i", 1))   # CLOCK_MONOTONIC
         self.stop = threading.Event()
@@ -1040,7 +1041,36 @@ class EvdevReader:
                 return
             for off in range(0, len(data), INPUT_EVENT.size):
                 sec, usec, etype, code, value = INPUT_EVENT.unpack_from(data, off)
-                self.events.append((sec * 1_000_000_000 + usec * 1000, etype, code, value))
+                t = sec * 1_000_000_000 + usec * 1000
+                if etype == EV_SYN and code == 3:
+                    self.resync(t)              # SYN_DROPPED: as libevdev does
+                    continue
+                if self.dropping:
+                    self.dropping = etype != EV_SYN or code != 0
+                    continue
+                self.events.append((t, etype, code, value))
+
+    def resync(self, t):
+        """After SYN_DROPPED, as libevdev does for an application: the events up to the next
+        SYN_REPORT are discarded, and the keys' state is read from the kernel (EVIOCGKEY); the
+        differences are added as edges, so `keys()` stays what an application saw."""
+        self.dropped += 1
+        self.dropping = True
+        buf = bytearray(96)
+        try:
+            fcntl.ioctl(self.fd, (2 << 30) | (len(buf) << 16) | (ord("E") << 8) | 0x18, buf)
+        except OSError:
+            return
+        now = {i for i in range(len(buf) * 8) if buf[i // 8] >> (i % 8) & 1}
+        before = set()
+        for _, ty, c, v in self.events:
+            if ty == EV_KEY and v in (0, 1):
+                (before.add if v else before.discard)(c)
+        for c in sorted(before - now):
+            self.events.append((t, EV_KEY, c, 0))
+        for c in sorted(now - before):
+            self.events.append((t, EV_KEY, c, 1))
+        self.events.append((t, EV_SYN, 0, 0))
 
     def keys(self, code=None):
         """The EV_KEY edges read: [(t_ns, code, value)] (only CODE's when given)."""
@@ -2031,12 +2061,270 @@ def case_syndropped_twin():
           saw=f"output: {out}\ntwin edges (first 40): {te[:40]}")
 
 
+# ---------------------------------------------------------------- torture (issue #33 item 8)
+TORTURE_OPS = 200            # in every run; `torture-ops=2000` for the long run (docs/reliability.md)
+
+
+def uinput_module():
+    """scripts/vm/uinput-device.py as a module: the torture case drives its devices in-process."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("uinput_device", UINPUT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Typist:
+    """One uinput device the torture case types on, with the keys its hands hold now."""
+
+    def __init__(self, ui, kind, name, keys):
+        self.ui, self.kind, self.name, self.keys = ui, kind, name, keys
+        self.dev, self.held, self.generation = None, set(), 0
+        self.plug()
+
+    def plug(self):
+        self.dev = self.ui.Device(self.kind, self.name, 0x1d6b, None, None)
+        self.generation += 1
+        self.held = set()
+
+    def unplug(self):
+        self.dev.destroy()
+        self.dev, self.held = None, set()
+
+    def frame(self, edges):
+        for code, value in edges:
+            self.dev.emit(EV_KEY, code, value)
+            (self.held.add if value else self.held.discard)(code)
+        self.dev.emit(EV_SYN, 0, 0)
+
+
+class AppView:
+    """What applications see of one typist's device: a reader of its physical node and a reader of
+    each twin it gets, opened as they appear. A node that is gone counts no key down (libinput
+    drops a removed device and its keys with it)."""
+
+    def __init__(self, typist):
+        self.typist, self.readers, self.twin_names = typist, {}, set()
+
+    def refresh(self):
+        dev = self.typist.dev
+        if dev and ("phys", self.typist.generation) not in self.readers:
+            try:
+                self.readers[("phys", self.typist.generation)] = EvdevReader(dev.node)
+            except OSError:
+                pass
+        # Keyed by the twin's inputN (never reused soon), not its node (eventN numbers are).
+        sysdir, node = twins().get(self.typist.name + TWIN_SUFFIX, (None, None))
+        if node and ("twin", sysdir) not in self.readers:
+            try:
+                self.readers[("twin", sysdir)] = EvdevReader(node)
+            except OSError:
+                pass
+
+    def down(self):
+        """{reader key: keys down} over the readers whose node still exists."""
+        out = {}
+        for key, r in self.readers.items():
+            if r.gone or not os.path.exists(r.node):
+                continue
+            if key[0] == "phys" and key[1] != self.typist.generation:
+                continue
+            d = left_down(edges(r.keys()))
+            if d:
+                out[key] = d
+        return out
+
+    def doubled(self):
+        return {key: doubled_presses(edges(r.keys())) for key, r in self.readers.items() if doubled_presses(edges(r.keys()))}
+
+    def close(self):
+        for r in self.readers.values():
+            r.close()
+
+
+def case_torture(ops=TORTURE_OPS, seed=None):
+    """Two keyboards and a mouse type and click at random while, at random times: reloads
+    observe ↔ virtual, reloads with other keys/buttons windows, SIGSTOP/SIGCONT long enough to
+    overflow the kernel's buffer (SYN_DROPPED), unplug and re-plug, EVIOCSREP on a twin, the
+    panic chord; presses come right before and after each operation. After every operation
+    (once evflowd has caught up and the windows have closed): no key or button down in the
+    application's view (the physical nodes' and the twins' readers) that the typist does not
+    hold, and no press seen twice on one node. At the end every key up everywhere, evflowd
+    alive (same pid) and its fds and live resources back to where they were. Seeded; the seed
+    is printed and accepted (`torture-seed=N`)."""
+    import random
+    seed = int(seed) if seed is not None else int.from_bytes(os.urandom(4), "little")
+    rng = random.Random(seed)
+    print(f"  torture: seed {seed}, {ops} operations (rerun: daemon-suite.py BIN torture torture-seed={seed} "
+          f"torture-ops={ops})", flush=True)
+    ui = uinput_module()
+    prefix = f"{VIRTUAL_PREFIX} torture"
+    letters = [KEY_CODES[k] for k in ("KEY_Q", "KEY_W", "KEY_E", "KEY_R", "KEY_T", "KEY_Y", "KEY_A", "KEY_K")]
+    chord = [14, 1, 28]                                     # Backspace, Esc, Enter
+    pid = main_pid()
+    ensure_active()
+    res0, fds0, _ = quiet_daemon(pid, prefix)
+    typists = [Typist(ui, "keyboard", f"{prefix} kbd1", letters), Typist(ui, "keyboard", f"{prefix} kbd2", letters),
+               Typist(ui, "mouse", f"{prefix} mouse", [0x110, 0x111, 0x112])]
+    views = [AppView(t) for t in typists]
+    modes = {t.name: "virtual" for t in typists}
+    windows = {"keys": "15ms", "buttons": "25ms"}
+    vc = VirtualConfig([])
+
+    def rules():
+        return [(t.name, modes[t.name], [f"keys: {windows['keys']}", f"buttons: {windows['buttons']}"]) for t in typists]
+
+    log, violations, counts = [], [], {}
+
+    def press_random(t):
+        free = [k for k in t.keys if k not in t.held]
+        if t.dev and free:
+            t.frame([(rng.choice(free), 1)])
+
+    def release_random(t):
+        if t.dev and t.held:
+            t.frame([(rng.choice(sorted(t.held)), 0)])
+
+    def type_burst(t, n):
+        for _ in range(n):
+            (press_random if rng.random() < 0.5 or not t.held else release_random)(t)
+
+    def settle():
+        time.sleep(0.05)
+        ctl_json("devices")                                 # evflowd has read what came before
+        # every window closed (a held release is delivered at its end), the readers caught up
+        time.sleep(0.1 + max(int(w[:-2]) for w in windows.values()) / 1000)
+        for v in views:
+            v.refresh()
+
+    def check_view(step):
+        settle()
+        for v in views:
+            extra = {k: d - v.typist.held for k, d in v.down().items() if d - v.typist.held}
+            if extra:
+                violations.append(f"op {step} ({log[-1]}): {v.typist.name} keys {extra} down in the application's view, "
+                                  f"the typist holds {sorted(v.typist.held)}")
+            if v.doubled():
+                violations.append(f"op {step} ({log[-1]}): {v.typist.name} press twice: {v.doubled()}")
+
+    def op_reload_mode():
+        t = rng.choice(typists)
+        modes[t.name] = "observe" if modes[t.name] == "virtual" else "virtual"
+        vc.apply(rules())
+        return f"reload {t.name[-5:]} → {modes[t.name]}"
+
+    def op_reload_windows():
+        windows["keys"] = rng.choice(["5ms", "15ms", "40ms", "200ms"])
+        windows["buttons"] = rng.choice(["10ms", "25ms", "60ms", "200ms"])
+        vc.apply(rules())
+        return f"reload windows {windows}"
+
+    def op_overflow():
+        t = rng.choice(typists[:2])
+        if not t.dev:
+            return "overflow skipped (unplugged)"
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            type_burst(t, 700)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        return f"SIGSTOP, 700 edges on {t.name[-4:]}, SIGCONT"
+
+    def op_replug():
+        t = rng.choice(typists)
+        if t.dev:
+            t.unplug()
+            return f"unplug {t.name[-5:]}"
+        t.plug()
+        return f"plug {t.name[-5:]}"
+
+    def op_eviocsrep():
+        node = twins().get(rng.choice(typists[:2]).name + TWIN_SUFFIX, (None, None))[1]
+        if not node:
+            return "EVIOCSREP skipped (no twin)"
+        try:
+            fd = os.open(node, os.O_RDWR)
+            try:
+                fcntl.ioctl(fd, EVIOCSREP, struct.pack("II", rng.choice([200, 400]), rng.choice([30, 80])))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            return f"EVIOCSREP failed ({e})"
+        return "EVIOCSREP on a twin"
+
+    def op_panic():
+        t = typists[0]
+        if not t.dev:
+            return "panic skipped (unplugged)"
+        for k in chord:
+            if k not in t.held:
+                t.frame([(k, 1)])
+        time.sleep(0.05)
+        for k in chord:
+            t.frame([(k, 0)])
+        return "panic chord"
+
+    operations = [(op_reload_mode, 4), (op_reload_windows, 2), (op_overflow, 2), (op_replug, 2),
+                  (op_eviocsrep, 1), (op_panic, 1), (None, 12)]
+    population = [o for o, w in operations for _ in range(w)]
+    try:
+        vc.__enter__()
+        vc.apply(rules())
+        for t in typists:
+            device_id(t.name)
+        for v in views:
+            v.refresh()
+        for step in range(1, ops + 1):
+            for t in typists:                               # presses at the moment of the operation
+                if t.dev and rng.random() < 0.5:
+                    (press_random if rng.random() < 0.6 else release_random)(t)
+            op = rng.choice(population)
+            what = op() if op else "typing"
+            if not op:
+                type_burst(rng.choice([t for t in typists if t.dev] or typists[:1]), rng.randint(1, 6))
+            for t in typists:
+                if t.dev and rng.random() < 0.5:
+                    (press_random if rng.random() < 0.5 else release_random)(t)
+            name = what.split(" ")[0]
+            counts[name] = counts.get(name, 0) + 1
+            log.append(what)
+            check_view(step)
+            if len(violations) > 20:
+                break
+        # The end: let go of everything, plug everything back, every key up on every node.
+        for t in typists:
+            if not t.dev:
+                t.plug()
+            if t.held:
+                t.frame([(k, 0) for k in sorted(t.held)])
+        time.sleep(0.6)
+        log.append("the end: every key released")
+        check_view(ops + 1)
+        end_down = {t.name: v.down() for t, v in zip(typists, views) if v.down()}
+        vc.__exit__(None, None, None)
+    finally:
+        for t in typists:
+            if t.dev:
+                t.unplug()
+        for v in views:
+            v.close()
+    alive = main_pid() == pid
+    res1, fds1, _ = quiet_daemon(pid, prefix)
+    ok = not violations and not end_down and alive and res1 == res0 and fds1 == fds0
+    check("torture", ok,
+          f"seed {seed}: {len(log) - 1} operations ({', '.join(f'{k} {n}' for k, n in sorted(counts.items()))}); "
+          f"violations: {len(violations)}; at the end no key down on any node; evflowd alive (pid {pid}); "
+          f"live resources {res0} → {res1}, fds {fds0} → {fds1}",
+          saw="\n".join(violations[:20] + [f"end: {end_down}", f"last operations: {log[-8:]}"]))
+
+
 KEY_CODES = {"KEY_Q": 16, "KEY_W": 17, "KEY_E": 18, "KEY_R": 19, "KEY_T": 20, "KEY_Y": 21,
              "KEY_A": 30, "KEY_K": 37, "KEY_LEFTCTRL": 29, "KEY_LEFTSHIFT": 42, "KEY_ENTER": 28}
 KEY.update({"KEY_K": 37})
 
 TWIN_CASES = {"virtual-grab-race": case_virtual_grab_race, "virtual-reload-window": case_virtual_reload_window,
-              "virtual-eviocsrep": case_virtual_eviocsrep, "syndropped-twin": case_syndropped_twin}
+              "virtual-eviocsrep": case_virtual_eviocsrep, "syndropped-twin": case_syndropped_twin,
+              "torture": None}
 
 
 VIRTUAL_CASES = {"virtual-clicks": case_virtual_clicks, "virtual-replay": case_virtual_replay,
@@ -2201,6 +2489,7 @@ def main():
     CASES["hotplug"] = lambda: case_hotplug(int(opts.get("cycles", DEFAULT_CYCLES)))
     CASES["virtual-hotplug"] = lambda: case_virtual_hotplug(int(opts.get("vcycles", DEFAULT_VIRTUAL_CYCLES)))
     CASES["u1"] = lambda: case_u1(opts.get("u1bench"))
+    CASES["torture"] = lambda: case_torture(int(opts.get("torture-ops", TORTURE_OPS)), opts.get("torture-seed"))
     unknown = [n for n in names if n not in CASES]
     if unknown:
         sys.exit(f"daemon-suite: unknown case(s) {unknown}; cases: {' '.join(CASES)}")
