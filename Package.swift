@@ -134,7 +134,8 @@ let package = Package(
         .testTarget(name: "ReactiveTests", dependencies: ["Reactive", "ReactiveTesting"]),
         // CEvdev: the name tables are compared with libevdev's, name by name.
         .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
-        .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting"]),
+        // CEvdev: the twin's frame encoding is checked as the kernel's `input_event`s.
+        .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting", "CEvdev"]),
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "DeviceStreams", "InputDevices", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),

@@ -93,8 +93,13 @@ final class VirtualDevice {
     /// is a failure, as any other.
     func write(_ frame: InputFrame) throws(SystemError) {
         guard let uinput else { throw SystemError(call: "write(/dev/uinput)", errno: ENODEV) }
-        Self.encode(frame, into: &scratch)
-        let fd = libevdev_uinput_get_fd(uinput)
+        try Self.write(frame, to: libevdev_uinput_get_fd(uinput), using: &scratch)
+        for event in frame.events where event.type == UInt16(EV_KEY) { track(code: event.code, value: event.value) }
+    }
+
+    /// `frame` (`encode`) in one `write(2)` to `fd`; `scratch` is reused between frames.
+    static func write(_ frame: InputFrame, to fd: Int32, using scratch: inout [input_event]) throws(SystemError) {
+        encode(frame, into: &scratch)
         let size = scratch.count * MemoryLayout<input_event>.size
         let written = scratch.withUnsafeBytes { buffer in
             var n: Int
@@ -103,7 +108,6 @@ final class VirtualDevice {
         }
         if written < 0 { throw SystemError(call: "write(/dev/uinput)", errno: errno) }
         if written != size { throw SystemError(call: "write(/dev/uinput): \(written) of \(size) bytes", errno: EIO) }
-        for event in frame.events where event.type == UInt16(EV_KEY) { track(code: event.code, value: event.value) }
     }
 
     /// Reused for every frame: a frame's events as the kernel's `input_event`s.
