@@ -184,6 +184,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 
     /// What an fd is watched for (hang-up and errors always wake its handler).
     public struct Interest: OptionSet, Sendable {
+        /// The bits (not epoll's: `epollEvents` maps them).
         public let rawValue: UInt32
         /// Creates an interest from its bits.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
