@@ -106,6 +106,22 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
         if !device.fd.isClosed { _ = libevdev_grab(device.handle, LIBEVDEV_UNGRAB) }
     }
 
+    func keysDown() -> Set<UInt16>? {
+        guard !device.fd.isClosed else { return nil }
+        // KEY_MAX + 1 bits; libevdev's own key state is what it has read so far, which after a
+        // resume lags the kernel's by the events still queued.
+        var bits = [UInt8](repeating: 0, count: (Int(KEY_MAX) + 8) / 8)
+        let rc = bits.withUnsafeMutableBytes { buffer in
+            ioctl(device.fd.rawValue, UInt(cevdev_eviocgkey(UInt32(buffer.count))), buffer.baseAddress!)
+        }
+        guard rc >= 0 else { return nil }
+        var down = Set<UInt16>()
+        for (index, byte) in bits.enumerated() where byte != 0 {
+            for bit in 0..<8 where byte & (1 << bit) != 0 { down.insert(UInt16(index * 8 + bit)) }
+        }
+        return down
+    }
+
     /// Reads what the desktop wrote to the twin (its `EV_LED` and `EV_SND` settings come back
     /// on the uinput fd) and writes those to the physical device, which lights its LEDs.
     ///

@@ -182,14 +182,30 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 
     // MARK: Fds (loop thread only)
 
-    /// Watches `fd` for readability (and hang-up); `handler` runs on the loop thread. Loop
-    /// thread only.
-    public func register(fd: Int32, _ handler: @escaping () -> Outcome) -> Token {
+    /// What an fd is watched for (hang-up and errors always wake its handler).
+    public struct Interest: OptionSet, Sendable {
+        /// The bits (not epoll's: `epollEvents` maps them).
+        public let rawValue: UInt32
+        /// Creates an interest from its bits.
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// Data to read (`EPOLLIN`).
+        public static let readable = Interest(rawValue: 1)
+        /// Room to write (`EPOLLOUT`): for a connection with output queued (sd-bus's).
+        public static let writable = Interest(rawValue: 2)
+
+        var epollEvents: UInt32 {
+            (contains(.readable) ? EPOLLIN.rawValue : 0) | (contains(.writable) ? EPOLLOUT.rawValue : 0)
+        }
+    }
+
+    /// Watches `fd` for readability (and hang-up), or for what `interest` says; `handler` runs
+    /// on the loop thread. Loop thread only.
+    public func register(fd: Int32, interest: Interest = .readable, _ handler: @escaping () -> Outcome) -> Token {
         precondition(isCurrent, "InputLoop.register(fd:) must be called on the loop thread")
         let token = nextToken
         nextToken += 1
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue
+        event.events = interest.epollEvents
         event.data.u64 = token
         if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) != 0 {
             // EEXIST/EBADF/ENOMEM/EPERM: a caller's bug or an fd that cannot be watched.
@@ -197,6 +213,18 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
         }
         handlers[token] = LiveResources.carry(handler)
         return token
+    }
+
+    /// Changes what `fd` (registered as `token`) is watched for. Loop thread only.
+    public func update(_ token: Token, fd: Int32, interest: Interest) {
+        precondition(isCurrent, "InputLoop.update must be called on the loop thread")
+        guard handlers[token] != nil else { return }
+        var event = epoll_event()
+        event.events = interest.epollEvents
+        event.data.u64 = token
+        if epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) != 0 {
+            preconditionFailure("epoll_ctl(MOD, \(fd)): errno \(errno)")
+        }
     }
 
     /// Stops watching `fd` (registered as `token`); afterwards the handler is never called,

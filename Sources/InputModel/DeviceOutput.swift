@@ -6,7 +6,8 @@
 /// device behind it (a replay). The hub calls it on its scheduler (the input thread) only, in
 /// this order: `createTwin`, `grab`, any number of `write`s, then `releaseAll`, `destroyTwin`
 /// and `ungrab` — so no key is left down on the twin and the physical device is given back
-/// last. Tests drive the hub with a fake one.
+/// last (around a suspend, `releaseAll` and `keysDown` also come between the writes). Tests
+/// drive the hub with a fake one.
 public protocol DeviceOutputPort: AnyObject, Sendable {
     /// Why this device cannot be re-emitted (e.g. it has force feedback), or nil when it can.
     var virtualRefusal: String? { get }
@@ -25,6 +26,11 @@ public protocol DeviceOutputPort: AnyObject, Sendable {
     func destroyTwin()
     /// Gives the physical device back (no-op when it is not grabbed or gone). Idempotent.
     func ungrab()
+    /// The keys and buttons down on the physical device now, as the kernel has them
+    /// (`EVIOCGKEY`), not as far as its events have been read: what the twin is set to after
+    /// a resume (docs/virtual-device.md, "Suspend and resume"). Nil when the device cannot be
+    /// asked (it is gone or closed).
+    func keysDown() -> Set<UInt16>?
 }
 
 /// A `DeviceOutputPort` operation failed.

@@ -450,3 +450,12 @@ extension DeviceHub {
         return try? session.settings.value()
     }
 }
+
+extension DeviceHub {
+    /// The open sessions' outputs and filter settings, in the order they were added: what the
+    /// suspend and resume steps act on (DeviceHub+Sleep.swift). On the scheduler.
+    var sessionsForSleep: [(info: DeviceInfo, output: SessionOutput, settings: BehaviorSubject<DeviceFilterSettings>)] {
+        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }
+            .map { (info: $0.info, output: $0.output, settings: $0.settings) }
+    }
+}

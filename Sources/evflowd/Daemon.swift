@@ -16,8 +16,8 @@ import StateServer
 import Synchronization
 import UnixSignals
 
-/// The running daemon: its services, started in order (input, server, systemd, reload) and
-/// shut down in reverse on SIGTERM/SIGINT.
+/// The running daemon: its services, started in order (input, server, systemd, reload, sleep)
+/// and shut down in reverse on SIGTERM/SIGINT.
 struct Daemon: Sendable {
     let logger: Logger
     let options: DaemonOptions
@@ -35,12 +35,14 @@ struct Daemon: Sendable {
         let systemd = SystemdService(hub: hub, server: server, inputScheduler: inputScheduler, after: serverReady,
                                      logger: logger)
         let reload = ReloadService(hub: hub, configPath: options.configPath, logger: logger)
+        let sleep = SleepService(hub: hub, inputScheduler: inputScheduler, after: inputReady, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [
                 .init(service: input, serviceName: "input"),
                 .init(service: serverService, serviceName: "server"),
                 .init(service: systemd, serviceName: "systemd"),
                 .init(service: reload, serviceName: "reload"),
+                .init(service: sleep, serviceName: "sleep"),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))

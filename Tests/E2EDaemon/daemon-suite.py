@@ -2468,12 +2468,127 @@ def case_u1(bench):
           f"{os.path.relpath(U1_OUT, REPO)}/u1.md", saw="\n".join(json.dumps(r) for r in rows))
 
 
+# ---------------------------------------------------------------- suspend and resume
+SUSPEND_BUS_DIR = "/run/evflow-e2e-bus"   # under /run: the unit's PrivateTmp= hides /tmp
+SUSPEND_DROPIN = "/run/systemd/system/evflowd.service.d/e2e-suspend.conf"
+
+
+def case_suspend():
+    """Suspend and resume (docs/virtual-device.md, "Suspend and resume") with logind mocked by
+    python-dbusmock on a private system bus, which a runtime drop-in points the installed,
+    sandboxed unit at (DBUS_SYSTEM_BUS_ADDRESS): the daemon holds a delay inhibitor; at
+    PrepareForSleep(true) a reader of the twin of a grabbed keyboard holding shift+A sees both
+    released and the inhibitor goes; at PrepareForSleep(false), both still down on the keyboard,
+    the twin has them down again (EVIOCGKEY) and a new inhibitor is held."""
+    try:
+        import dbus
+    except ImportError:
+        raise Failure("python3-dbus (python3-dbusmock) is not in the guest image")
+    name = f"{VIRTUAL_PREFIX} suspend keyboard"
+    hold, done = os.path.join(WORK, "suspend.hold"), os.path.join(WORK, "suspend.done")
+    os.makedirs(SUSPEND_BUS_DIR, exist_ok=True)
+    os.chmod(SUSPEND_BUS_DIR, 0o755)
+    address = f"unix:path={SUSPEND_BUS_DIR}/system_bus_socket"
+    conf = os.path.join(WORK, "suspend-bus.conf")
+    with open(conf, "w") as f:
+        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>{address}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_type="method_return"/>
+    <allow send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="signal"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+  </policy>
+</busconfig>
+""")
+    log = open(os.path.join(WORK, "suspend-bus.log"), "w")
+    bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
+                                  stdout=subprocess.PIPE, stderr=log, text=True)
+    helpers.append(bus_daemon)
+    bus_daemon.stdout.readline()
+    mock = subprocess.Popen(["python3", "-m", "dbusmock", "--system", "--template", "logind"],
+                            env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address), stdout=log, stderr=log)
+    helpers.append(mock)
+    bus = dbus.bus.BusConnection(address)
+    wait_until("dbusmock's logind on the private bus", lambda: bus.name_has_owner("org.freedesktop.login1"))
+    login1 = bus.get_object("org.freedesktop.login1", "/org/freedesktop/login1")
+    manager = dbus.Interface(login1, "org.freedesktop.login1.Manager")
+    mocked = dbus.Interface(login1, "org.freedesktop.DBus.Mock")
+    expected = [("sleep", "evflowd", "release held keys on virtual devices", "delay")]
+
+    def inhibitors():
+        return [tuple(str(x) for x in i[:4]) for i in manager.ListInhibitors() if str(i[1]) == "evflowd"]
+
+    def prepare_for_sleep(start):
+        mocked.EmitSignal("org.freedesktop.login1.Manager", "PrepareForSleep", "b", [dbus.Boolean(start)])
+
+    shift, a = KEY["KEY_LEFTSHIFT"], KEY["KEY_A"]
+    os.makedirs(os.path.dirname(SUSPEND_DROPIN), exist_ok=True)
+    with open(SUSPEND_DROPIN, "w") as f:
+        f.write(f"[Service]\nEnvironment=DBUS_SYSTEM_BUS_ADDRESS={address}\n")
+    try:
+        with VirtualConfig([(name, "virtual", [])]):
+            cursor = journal_cursor()
+            sh(["systemctl", "daemon-reload"], check=True)
+            sh(["systemctl", "restart", "evflowd.service"], check=True)
+            ensure_active()
+            wait_until("a delay inhibitor held by evflowd", lambda: inhibitors() == expected, timeout=30)
+            dev, node = device("keyboard", name, f"@{hold} KEY_LEFTSHIFT=1 . +20ms KEY_A=1 . @{done}",
+                               extra=["--hold", "0"])
+            did = device_id(name)
+            wait_grab(did, "grabbed")
+            twin = twin_of(name)
+            reader = EvdevReader(twin)
+            touch(hold)
+            wait_until("shift and A down on the twin", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
+            prepare_for_sleep(True)
+            wait_until("the inhibitor closed", lambda: inhibitors() == [], timeout=30)
+            asleep_twin, asleep_device = kernel_keys(twin), kernel_keys(node)
+            before = edges(reader.keys())
+            prepare_for_sleep(False)
+            wait_until("shift and A down on the twin again", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
+            wait_until("a new delay inhibitor", lambda: inhibitors() == expected, timeout=30)
+            time.sleep(0.2)
+            after = edges(reader.keys())[len(before):]
+            messages = [str(m.get("MESSAGE", "")) for m in journal_json(cursor)]
+            touch(done)
+            dev.wait(timeout=30)
+            reader.close()
+    finally:
+        os.remove(SUSPEND_DROPIN)
+        sh(["systemctl", "daemon-reload"])
+        sh(["systemctl", "restart", "evflowd.service"])
+        for p in (mock, bus_daemon):
+            p.terminate()
+    said_sleep = any("before sleep: released the keys held on 1 virtual device" in m for m in messages)
+    said_resume = any("after resume:" in m and "KEY_A, KEY_LEFTSHIFT" in m for m in messages)
+    check("suspend", before[-2:] in ([(shift, 0), (a, 0)], [(a, 0), (shift, 0)]) and not asleep_twin
+          and {shift, a} <= asleep_device and sorted(after) == sorted([(shift, 1), (a, 1)])
+          and said_sleep and said_resume,
+          f"PrepareForSleep(true): the twin's reader saw {before[-2:]} and the delay inhibitor went (shift+A "
+          f"still down on the keyboard: {sorted(asleep_device)}); PrepareForSleep(false): the twin got {after} "
+          f"back and a new inhibitor is held; both in the journal",
+          saw=f"twin edges before the resume: {before}\nafter: {after}\ntwin keys asleep: {asleep_twin}\n"
+              "journal:\n" + "\n".join(m for m in messages if "sleep" in m or "resume" in m))
+
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
          "session": case_session, "latency": case_latency,
          **VIRTUAL_CASES,
          "iio": case_iio,
+         "suspend": case_suspend,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
 # Cases run only when named: the U1 benchmark (scripts/bench-uinput).

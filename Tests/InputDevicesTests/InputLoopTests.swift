@@ -105,6 +105,31 @@ struct InputLoopFDTests {
         p.close()
     }
 
+    @Test("an fd watched for writing runs its handler while it is writable; updated to readable only, it is not called again until it is readable (sd-bus's output queue)")
+    func writableInterest() throws {
+        let loop = try InputLoop(name: "test.write")
+        let p = Pipe()
+        let calls = Box(0), token = Box<InputLoop.Token?>(nil)
+        // The write end of an empty pipe is always writable and never readable.
+        // Set on the loop, before the handler can run.
+        loop.sync {
+            token.value = loop.register(fd: p.write, interest: [.readable, .writable]) {
+                calls.value += 1
+                if calls.value == 3, let t = token.value { loop.update(t, fd: p.write, interest: .readable) }
+                return .drained
+            }
+        }
+        #expect(eventually { loop.sync { calls.value } >= 3 })
+        #expect(markerTurn(loop))
+        #expect(loop.sync { calls.value } == 3, "called again after the update to readable only")
+        loop.sync { loop.update(token.value!, fd: p.write, interest: .writable) }
+        #expect(eventually { loop.sync { calls.value } > 3 })
+        loop.sync { loop.unregister(token.value!, fd: p.write) }
+        loop.shutdown()
+        #expect(eventually { loop.hasFinished })
+        p.close()
+    }
+
     @Test("a handler that leaves data queued in user space runs again without the fd becoming readable (libevdev's queue: no stall)")
     func morePendingRunsAgain() throws {
         let loop = try InputLoop(name: "test.pending")

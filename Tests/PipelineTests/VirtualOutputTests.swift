@@ -78,6 +78,14 @@ final class FakeOutputPort: DeviceOutputPort, @unchecked Sendable {
         grabbed = false
     }
 
+    /// What `keysDown` answers: the keys down on the "physical device" (nil: unreadable).
+    var hardware: Set<UInt16>? = []
+
+    func keysDown() -> Set<UInt16>? {
+        log.append("keysDown")
+        return hardware
+    }
+
     /// The calls that are not writes.
     var steps: [String] { log.filter { !$0.hasPrefix("write ") } }
 }

@@ -15,6 +15,7 @@ private final class AcceptingPort: DeviceOutputPort, @unchecked Sendable {
     func releaseAll() {}
     func destroyTwin() {}
     func ungrab() {}
+    func keysDown() -> Set<UInt16>? { [] }
 }
 
 /// DEVICES, STATE and STATS over the socket carry each device's output (protocol 1.3, issue #21).
