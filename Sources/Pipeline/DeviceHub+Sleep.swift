@@ -44,8 +44,9 @@ extension DeviceHub {
     /// twin was pressed again from the hardware, and a re-press swallowed before the sleep
     /// (`upHeld`) would swallow the next release too, leaving the key down on the twin. Done by
     /// a settings update without the key filters and one with them (both on this thread, so no
-    /// frame runs between them): codes whose filter changed lose their state and held values
-    /// (counted as dropped), as on a reload. A key whose spurious-release method had turned on
+    /// frame runs between them): codes whose filter changed lose their state, and a value they
+    /// held is handed over as on a reload (delivered at once, before the correcting frame that
+    /// then sets the twin to the hardware). A key whose spurious-release method had turned on
     /// by itself (`spurious: auto`) starts off again and turns on again at the next fault.
     public func resumed(done: @escaping @Sendable (SleepReport) -> Void = { _ in }) {
         scheduler.schedule { [weak self] in
