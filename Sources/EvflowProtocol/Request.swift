@@ -256,7 +256,9 @@ extension Request {
 extension WatchRequest {
     /// A selection from a client's words, checked as the server checks a `WATCH` (same
     /// errors): `devices` are ids, class names or device names; `types` names or decimal
-    /// numbers; `codes` as in the request's `codes`; `maxRate` in (0, 100000].
+    /// numbers; `codes` as in the request's `codes`; `maxRate` in (0, 100000]. Whether a
+    /// `devices` entry names a device evflowd has only the server can tell
+    /// (`resolved(among:)`).
     public static func checked(devices: [String] = [], types: [String] = [], codes: [String] = [],
                                stream: StreamKind = .filtered, maxRate: Double? = nil,
                                naming: EventNaming = .standard) throws(ProtocolError) -> WatchRequest {
