@@ -1966,7 +1966,7 @@ def case_identical_devices():
 
     def listed():
         return sorted(d["id"] for d in ctl_json("devices")["devices"] if d["name"] == name)
-    both = wait_until("evflowd to list both keyboards", lambda: (l := listed()) if len(l) == 2 else None,
+    both = wait_until("evflowd to list both keyboards", lambda: l if len(l := listed()) == 2 else None,
                       timeout=30, step=0.2)
     second = next(i for i in both if i != first)
     states = [ctl_json("state", i)["device"]["id"] for i in both]
@@ -1977,7 +1977,7 @@ def case_identical_devices():
         e["code"] == "KEY_B" and e["value"] == 0 for m in lines(out, "FRAME") for e in m["events"]), timeout=30)
     touch(done1)
     dev1.wait(timeout=30)
-    after = wait_until("the first keyboard's removal", lambda: (l := listed()) if len(l) == 1 else None,
+    after = wait_until("the first keyboard's removal", lambda: l if len(l := listed()) == 1 else None,
                        timeout=30, step=0.2)
     codes = sorted({e["code"] for m in lines(out, "FRAME") for e in m["events"]})
     devices_by_second = {m["device"] for m in lines(out, "FRAME")}
