@@ -82,7 +82,9 @@ public final class InputDeviceMonitor: Sendable {
     ///   owns the device: disposing it closes the fd. A stream whose frames are not
     ///   subscribed there is dropped — the device is closed at once and counted in
     ///   `droppedStreams` — and a later subscription completes at once.
-    /// - `frames` completes on the udev remove or on ENODEV, whichever comes first.
+    /// - `frames` completes on the udev remove or on ENODEV, whichever comes first — or when a
+    ///   device with the same id is announced while this one's sysfs directory is gone (a
+    ///   re-plug whose remove has not arrived), just before that announcement.
     /// - Disposing the subscription stops monitoring and closes every device.
     /// - Fails with `SystemError` when udev cannot be set up.
     public var devices: Observable<DeviceStream> {
