@@ -44,6 +44,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case unknownDevice(String)
         /// `STATE` named a device by a name several devices share.
         case ambiguousDevice(String)
+        /// An entry of `WATCH`'s `devices` that is neither the id or exact name of a device
+        /// evflowd has nor a class name: it would select nothing (reported by the server).
+        case unmatchedDevice(String)
         /// `WATCH` selected a code that names a key, and this client may not see keys (§7).
         case hiddenKeyCode(String)
         /// A member is given more than once in one object.
@@ -82,6 +85,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidMaxRate: return "max_rate"
         case .invalidTag: return "id"
         case .unknownDevice, .ambiguousDevice: return "device"
+        case .unmatchedDevice: return "devices"
         case .hiddenKeyCode: return "codes"
         }
     }
@@ -112,6 +116,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
             return "field 'id' must be a string of at most \(ProtocolConstants.maxTagLength) bytes or an integer"
         case .unknownDevice(let d): return "no device '\(d)'"
         case .ambiguousDevice(let d): return "several devices are named '\(d)'; use the id"
+        case .unmatchedDevice(let d): return "no device '\(d)' (an id or exact name of a device evflowd has, or a class)"
         case .hiddenKeyCode(let c):
             return "key codes are hidden from this client: '\(c)' cannot be selected (select its type to get every key, code hidden)"
         case .duplicateField(let f): return "field '\(f)' is given more than once"

@@ -95,9 +95,38 @@ public struct WatchRequest: Hashable, Sendable {
     public func selects(_ device: DeviceInfo) -> Bool {
         devices.isEmpty || devices.contains { $0.matches(device) }
     }
+
+    /// The selection with each entry of `devices` read against the devices evflowd has now
+    /// (`present`), as `STATE` reads its `device`: the id of one of them first — whatever it
+    /// looks like: `…#2`, a session's own id — then a class name, then the exact name of one
+    /// of them. An entry that is none of these would select nothing and is refused
+    /// (`unmatchedDevice`, `field` `devices`): a client asking for a device it cannot have
+    /// gets an `ERROR`, not a stream that stays empty. The entries' text is unchanged, so
+    /// the response still writes them as sent.
+    public func resolved(among present: [DeviceInfo]) throws(ProtocolError) -> WatchRequest {
+        var out = self
+        let ids = Set(present.map(\.id.rawValue))
+        let names = Set(present.map(\.name))
+        out.devices = []
+        for selector in devices {
+            let text = selector.text
+            if ids.contains(text) {
+                out.devices.append(.id(DeviceID(rawValue: text)))
+            } else if let c = DeviceClass(rawValue: text) {
+                out.devices.append(.deviceClass(c))
+            } else if names.contains(text) {
+                out.devices.append(.name(text))
+            } else {
+                throw ProtocolError(.unmatchedDevice(text), requestClass: "WATCH")
+            }
+        }
+        return out
+    }
 }
 
-/// One entry of `WATCH`'s `devices`: an id, a udev class, or an exact name.
+/// One entry of `WATCH`'s `devices`: an id, a udev class, or an exact name. Parsing classifies
+/// by syntax alone; the server reads the entry again against its devices
+/// (`WatchRequest.resolved(among:)`), so an id of any form selects its device.
 public enum DeviceSelector: Hashable, Sendable {
     /// A stable device id (`bus:vendor:product-hash`).
     case id(DeviceID)
@@ -227,7 +256,9 @@ extension Request {
 extension WatchRequest {
     /// A selection from a client's words, checked as the server checks a `WATCH` (same
     /// errors): `devices` are ids, class names or device names; `types` names or decimal
-    /// numbers; `codes` as in the request's `codes`; `maxRate` in (0, 100000].
+    /// numbers; `codes` as in the request's `codes`; `maxRate` in (0, 100000]. Whether a
+    /// `devices` entry names a device evflowd has only the server can tell
+    /// (`resolved(among:)`).
     public static func checked(devices: [String] = [], types: [String] = [], codes: [String] = [],
                                stream: StreamKind = .filtered, maxRate: Double? = nil,
                                naming: EventNaming = .standard) throws(ProtocolError) -> WatchRequest {

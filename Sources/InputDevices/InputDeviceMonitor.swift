@@ -38,7 +38,8 @@ public final class InputDeviceMonitor: Sendable {
     public struct Statistics: Sendable, Hashable {
         /// `SYN_DROPPED` events read (kernel buffer overruns, each followed by a resync).
         public var synDropped: Int
-        /// Devices removed because a read said ENODEV (before udev's `remove`).
+        /// Devices removed because a read said ENODEV, or because a device with their id came
+        /// while their sysfs directory was gone (either before udev's `remove`).
         public var removedOnENODEV: Int
         /// Devices removed on udev's `remove`.
         public var removedOnUdevRemove: Int
@@ -81,7 +82,9 @@ public final class InputDeviceMonitor: Sendable {
     ///   owns the device: disposing it closes the fd. A stream whose frames are not
     ///   subscribed there is dropped — the device is closed at once and counted in
     ///   `droppedStreams` — and a later subscription completes at once.
-    /// - `frames` completes on the udev remove or on ENODEV, whichever comes first.
+    /// - `frames` completes on the udev remove or on ENODEV, whichever comes first — or when a
+    ///   device with the same id is announced while this one's sysfs directory is gone (a
+    ///   re-plug whose remove has not arrived), just before that announcement.
     /// - Disposing the subscription stops monitoring and closes every device.
     /// - Fails with `SystemError` when udev cannot be set up.
     public var devices: Observable<DeviceStream> {
@@ -320,6 +323,7 @@ private final class MonitorRun: LoopConfinedRun, @unchecked Sendable {
                 monitor.onLoop { self?.release(entry, reader) }
             }
         }
+        endGone(sameIDAs: entry)
         observer?.onNext(DeviceStream(info: entry.info, access: .open, frames: frames,
                                       output: EvdevOutputPort(device: device, loop: loop)))
         if !claim.isTaken && !reader.isStopped {
@@ -341,7 +345,25 @@ private final class MonitorRun: LoopConfinedRun, @unchecked Sendable {
         entry.state = .inaccessible(ended)
         entry.scope.insert(Disposables.create { ended.onCompleted() })
         counters.inaccessible.wrappingAdd(1, ordering: .relaxed)
+        endGone(sameIDAs: entry)
         observer?.onNext(DeviceStream(info: entry.info, access: .inaccessible(reason: reason), frames: ended.asObservable()))
+    }
+
+    /// Before `entry` is announced: ends the streams of the other devices with its id whose
+    /// `inputN/eventN` directory is gone from sysfs — a re-plug whose old device's `remove`
+    /// has not reached us yet (udevd may deliver an `add` before an unrelated device's
+    /// `remove`), handled as an ENODEV: removed now, its late `remove` ignored. A device with
+    /// the same id whose directory is still there is a second identical device, present: it
+    /// stays, and the hub gives the newcomer the next free `#2`, `#3`... So the hub sees a
+    /// re-plug as a removal and then an addition, and the re-plugged device finds its id free
+    /// (docs/protocol.md §3). The `inputN` number in the syspath is never reused, so a gone
+    /// device's directory cannot come back as another's.
+    private func endGone(sameIDAs entry: DeviceEntry) {
+        let id = entry.info.id
+        let gone = entries.values.filter { other in
+            other !== entry && other.info.id == id && access(other.syspath, F_OK) != 0
+        }
+        for other in gone.sorted(by: { $0.sequence < $1.sequence }) { remove(other, cause: .noDevice) }
     }
 
     private enum RemovalCause { case udevRemove, noDevice, readError }

@@ -128,6 +128,8 @@ public struct DeviceInfo: Hashable, Sendable, Codable {
 /// Derived from what the hardware reports (bus/vendor/product/version, name, uniq, phys), not
 /// from the event node number, which the kernel reassigns on every plug. The text form is
 /// `bus:vendor:product-hash`, e.g. `0003:17ef:6047-1f2e3d4c`, readable and short enough to type.
+/// Devices that report the same identity get `#2`, `#3`... after it (`distinct(isTaken:)`);
+/// a session recording may name its devices with any printable text.
 public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
     /// The text form.
     public let rawValue: String
@@ -151,6 +153,23 @@ public struct DeviceID: Hashable, Sendable, Codable, CustomStringConvertible, Co
         let h = String(hash, radix: 16)
         rawValue = "\(hex4(inputID.bustype)):\(hex4(inputID.vendor)):\(hex4(inputID.product))-"
             + String(repeating: "0", count: 8 - h.count) + h
+    }
+
+    /// The id a device whose own id is `self` goes by among devices that hold ids already —
+    /// the one rule for live devices (the hub, among the devices present) and replays (among
+    /// the replay's earlier devices): `self` when `isTaken` says it is free, otherwise the
+    /// first free of `self#2`, `self#3`, ... Two identical devices (same name, phys, uniq and
+    /// version, e.g. two uinput keyboards) therefore get `X` and `X#2` in order of appearance,
+    /// and a device that comes back while its twin stays takes back the id it had, the lowest
+    /// free one (docs/protocol.md §3).
+    public func distinct(isTaken: (DeviceID) -> Bool) -> DeviceID {
+        guard isTaken(self) else { return self }
+        var n = 2
+        while true {
+            let candidate = DeviceID(rawValue: rawValue + "#\(n)")
+            if !isTaken(candidate) { return candidate }
+            n += 1
+        }
     }
 
     public var description: String { rawValue }

@@ -67,6 +67,9 @@ public final class Bridge: @unchecked Sendable {
                     }
                 }))
             for spec in streams {
+                let watch = EventStreamWatch(Request(.watch(spec.watch), tag: .string("evflow-mqtt events")),
+                                             every: core.settings.refreshInterval, scheduler: scheduler)
+                _ = subscriptions.insert(watch.retry)
                 _ = subscriptions.insert(
                     reconnecting(daemonLink(socketPath: socketPath), backoff: backoff, scheduler: scheduler,
                                  isConnected: { if case .connected = $0 { return true } else { return false } },
@@ -74,11 +77,15 @@ public final class Bridge: @unchecked Sendable {
                     .subscribe(onNext: { event in
                         switch event {
                         case .connected(let c, _):
-                            _ = c.send(Request(.watch(spec.watch), tag: .string("evflow-mqtt events")))
+                            watch.connected(c)
                         case .message(.frame(let f)):
                             core.eventFrame(f, spec: spec)
                         case .message(.error(let e)):
-                            log("evflowd refused the event stream '\(spec.text)': \(e.message)")
+                            switch watch.refused(e) {
+                            case .first: log("evflowd refused the event stream '\(spec.text)': \(e.message) — asking again every \(core.settings.refreshInterval)")
+                            case .again: break
+                            case .final: log("evflowd refused the event stream '\(spec.text)': \(e.message)")
+                            }
                         case .message:
                             break
                         }
@@ -133,4 +140,48 @@ public func reconnecting<E>(_ source: Observable<E>, backoff: ExponentialBackoff
 /// Failed attempts since the last connection; touched only on the bridge scheduler.
 final class FailureCount: @unchecked Sendable {
     var value = 0
+}
+
+/// One event stream's `WATCH` on its connection to evflowd: sent when the connection is made,
+/// and, while evflowd refuses it because an id or a name in `devices` is no device it has
+/// (not plugged in yet: protocol.md §4 WATCH), sent again every `interval` until it is
+/// accepted, as it used to be accepted at once and wait for the device. Other refusals are
+/// final. On the bridge queue.
+final class EventStreamWatch: @unchecked Sendable {
+    /// How a refusal is taken.
+    enum Refusal { case first, again, final }
+
+    let request: Request
+    let interval: RxTimeInterval
+    let scheduler: SchedulerType
+    /// The pending resend (owned by the bridge's subscriptions, so stopping cancels it).
+    let retry = SerialDisposable()
+    private var connection: DaemonRequester?
+    private var refusals = 0
+
+    init(_ request: Request, every interval: RxTimeInterval, scheduler: SchedulerType) {
+        self.request = request
+        self.interval = interval
+        self.scheduler = scheduler
+    }
+
+    /// A new connection: the request goes out on it.
+    func connected(_ c: DaemonRequester) {
+        connection = c
+        refusals = 0
+        retry.disposable = Disposables.create()
+        _ = c.send(request)
+    }
+
+    /// evflowd answered the request with `error`: a `devices` refusal schedules the next try
+    /// on the same connection (`first` the first time on it, to be logged; `again` after).
+    func refused(_ error: ErrorReply) -> Refusal {
+        guard error.field == "devices", let c = connection else { return .final }
+        refusals += 1
+        retry.disposable = scheduler.schedule(after: interval) { [weak self, weak c] in
+            guard let self, let c, self.connection === c else { return }
+            _ = c.send(self.request)
+        }
+        return refusals == 1 ? .first : .again
+    }
 }

@@ -46,9 +46,6 @@ public final class DeviceHub: @unchecked Sendable {
         /// The twin and the grab (`output: virtual`).
         let output: SessionOutput
         var closed = false
-        /// Completes the device's inner sequence in `run`'s merge; set when it is subscribed,
-        /// taken (and called) by `close`.
-        var completeInner: (() -> Void)?
 
         init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int, output: SessionOutput) {
             self.info = info
@@ -119,9 +116,8 @@ public final class DeviceHub: @unchecked Sendable {
     private let registry = PosixLocked(Registry())
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
-    /// Inaccessible devices by the number of their stream, not by device id: two devices can
-    /// share an id (same name, phys and uniq), and a re-plugged device's stream can start before
-    /// the old one's ends; each entry lives exactly as long as its own stream.
+    /// Inaccessible devices by the number of their stream; each entry lives exactly as long as
+    /// its own stream. Their ids are distinct from each other and from the sessions' (`distinctID`).
     private let inaccessibleDevices = PosixLocked(InaccessibleDevices())
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let outputSubject = PublishSubject<DeviceOutputNotice>()
@@ -201,7 +197,8 @@ public final class DeviceHub: @unchecked Sendable {
                 observer.onCompleted()
                 return Disposables.create()
             }
-            let info = stream.info
+            var info = stream.info
+            info.id = distinctID(info.id)
             if case .inaccessible(let reason) = stream.access {
                 let key = inaccessibleDevices.withLock { $0.add(info, reason: reason) }
                 // Watchers get a stream of their own that completes when the device goes (or
@@ -217,7 +214,6 @@ public final class DeviceHub: @unchecked Sendable {
                 }
             }
             let session = open(info, port: stream.output)
-            session.completeInner = { observer.onCompleted() }
             let output = session.output
             // Only a device with an output port (live) can ever be grabbed: a replay's frames
             // skip the output's hooks with one test of a captured flag.
@@ -266,11 +262,21 @@ public final class DeviceHub: @unchecked Sendable {
         }
     }
 
+    /// The id a device whose source calls it `id` goes by here: `id`, or the first of `id#2`,
+    /// `id#3`, ... that no present device (open or inaccessible) holds (`DeviceID.distinct`).
+    /// Two present devices never share an id, so none closes another's session. The source
+    /// ends a device's stream before it announces a device that replaces it (the monitor: a
+    /// re-plug whose removal has not arrived yet is ended when the new device is announced),
+    /// so a re-plugged device finds its id free again. On the scheduler, the single writer of
+    /// both tables.
+    private func distinctID(_ id: DeviceID) -> DeviceID {
+        let open = registry.withLock { r in Set(r.sessions.keys) }
+        let inaccessible = inaccessibleDevices.withLock { d in Set(d.entries.values.map(\.info.id)) }
+        return id.distinct { open.contains($0) || inaccessible.contains($0) }
+    }
+
     /// Starts a session: the store's slot, the watchers' streams.
     private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?) -> DeviceSession {
-        // A device with the id of a present one (a re-plug whose removal has not arrived):
-        // the newer one wins, the older session ends.
-        if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
         let slot = store.add(info)
         let (session, watchers) = registry.withLock { r -> (DeviceSession, [Watcher]) in
             r.nextSequence += 1
@@ -287,8 +293,9 @@ public final class DeviceHub: @unchecked Sendable {
         return session
     }
 
-    /// Ends a session once: the filter stage is disposed, the slot leaves the store, the
-    /// watchers' streams complete, and so does the device's inner sequence in `run`'s merge.
+    /// Ends a session once, when its device's inner sequence in `run`'s merge ends or is
+    /// disposed: the filter stage is disposed, the slot leaves the store, the watchers'
+    /// streams complete.
     private func close(_ session: DeviceSession) {
         if session.closed { return }
         session.closed = true
@@ -306,13 +313,6 @@ public final class DeviceHub: @unchecked Sendable {
         session.filtered.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
-        // A session closed by a newer one of the same id (a re-plug) has an inner sequence
-        // nothing else ends: left running, its merge entry kept the session (slot, subjects)
-        // until the hub stopped (issue #25). When the close came from that sequence's own end
-        // or disposal, this completion is ignored.
-        let completeInner = session.completeInner
-        session.completeInner = nil
-        completeInner?()
     }
 
     /// A key of the panic chord went down on a device with a twin: when every key of the

@@ -30,8 +30,9 @@ import Synchronization
 /// the file's last time as a plain recording's device is (`removeAtEnd`, `loop`). Events of an
 /// appearance after its last `SYN_REPORT` are dropped (counted as above).
 ///
-/// Several recordings and sessions play together on one time base; a device whose id another
-/// device already has gets a `#2`, `#3`... suffix on its id. One reusable timer slot drives
+/// Several recordings and sessions play together on one time base; a device whose id an
+/// earlier device of the replay already has gets the first free `#2`, `#3`... suffix on its id
+/// (`DeviceID.distinct`, the rule live devices follow too). One reusable timer slot drives
 /// the whole replay.
 public final class ReplaySource: @unchecked Sendable {
     /// Counts this object in `LiveResources` until it is destroyed.
@@ -142,12 +143,13 @@ public final class ReplaySource: @unchecked Sendable {
         var infos: [DeviceInfo] = []
         var framesPerDevice: [FrameTable] = []
         var dropped = 0
-        var seen: [DeviceID: Int] = [:]
+        // Ids are distinct over the whole replay (a replayed device's id is never given to
+        // another one, even after its removal), by the live daemon's rule.
+        var taken: Set<DeviceID> = []
         func announce(_ info: DeviceInfo) {
             var info = info
-            let n = (seen[info.id] ?? 0) + 1
-            seen[info.id] = n
-            if n > 1 { info.id = DeviceID(rawValue: info.id.rawValue + "#\(n)") }
+            info.id = info.id.distinct(isTaken: taken.contains)
+            taken.insert(info.id)
             infos.append(info)
         }
         for recording in recordings {

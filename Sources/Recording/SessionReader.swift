@@ -70,8 +70,6 @@ public enum SessionReader {
         var deviceLines: [Int] = []
         var handles: [String: Int] = [:]
         var ids: Set<DeviceID> = []
-        /// How many devices without an id derived each id so far (`#2`, `#3`, ...).
-        var derived: [DeviceID: Int] = [:]
         /// The block being read: its handle, explicit id, line and description lines.
         var block: (handle: String, id: DeviceID?, line: Int, builder: DescriptionBuilder)?
         var timeline: [SessionEntry] = []
@@ -174,9 +172,7 @@ public enum SessionReader {
             if let explicitID {
                 info.id = explicitID
             } else {
-                let n = (derived[info.id] ?? 0) + 1
-                derived[info.id] = n
-                if n > 1 { info.id = DeviceID(rawValue: info.id.rawValue + "#\(n)") }
+                info.id = info.id.distinct(isTaken: ids.contains)
             }
             guard ids.insert(info.id).inserted else {
                 throw RecordingError(file: file, line: line, reason: .badSession(

@@ -2582,6 +2582,47 @@ def case_suspend():
               "journal:\n" + "\n".join(m for m in messages if "sleep" in m or "resume" in m))
 
 
+def case_identical_devices():
+    """Issues #33 and #34: two identical uinput keyboards (same name, no phys, no uniq: one
+    derived id X) are both listed by `evflowctl devices`, as X and X#2, both open; STATE by
+    each id answers for it; `watch --device X#2` streams the second one's keys only; watching
+    an id no device has fails (ERROR, exit 65) instead of streaming nothing; the first one's
+    removal leaves the second listed under X#2."""
+    ensure_active()
+    name = "evflow e2e identical keyboard"
+    go, done1, done2 = (os.path.join(WORK, f"identical.{x}") for x in ("go", "done1", "done2"))
+    dev1, _ = device("keyboard", name, f"@{go} KEY_A=1 . +50ms KEY_A=0 . @{done1}", extra=["--hold", "0"])
+    first = device_id(name)
+    dev2, _ = device("keyboard", name, f"@{go} +100ms KEY_B=1 . +50ms KEY_B=0 . @{done2}", extra=["--hold", "0"])
+
+    def listed():
+        return sorted(d["id"] for d in ctl_json("devices")["devices"] if d["name"] == name)
+    both = wait_until("evflowd to list both keyboards", lambda: l if len(l := listed()) == 2 else None,
+                      timeout=30, step=0.2)
+    second = next(i for i in both if i != first)
+    states = [ctl_json("state", i)["device"]["id"] for i in both]
+    _, out, _ = watcher("--device", second)
+    missing = ctl("watch", "--device", second + "9", "--count", "1")
+    touch(go)
+    wait_until("the second keyboard's release", lambda: any(
+        e["code"] == "KEY_B" and e["value"] == 0 for m in lines(out, "FRAME") for e in m["events"]), timeout=30)
+    touch(done1)
+    dev1.wait(timeout=30)
+    after = wait_until("the first keyboard's removal", lambda: l if len(l := listed()) == 1 else None,
+                       timeout=30, step=0.2)
+    codes = sorted({e["code"] for m in lines(out, "FRAME") for e in m["events"]})
+    devices_by_second = {m["device"] for m in lines(out, "FRAME")}
+    touch(done2)
+    dev2.wait(timeout=30)
+    ok = (both == sorted([first, first + "#2"]) and second == first + "#2" and states == both
+          and codes == ["KEY_B"] and devices_by_second == {second} and after == [second]
+          and missing.returncode == 65 and f"no device '{second}9'" in missing.stderr)
+    check("identical-devices", ok,
+          f"listed {both}; STATE by each answered for it; watch --device {second} got {codes} from "
+          f"{sorted(devices_by_second)}; an unknown id: exit {missing.returncode}; after the first's removal: {after}",
+          saw=f"listed {both}, states {states}, codes {codes}, after {after}, "
+              f"unknown id: {missing.returncode} {missing.stderr}")
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
@@ -2589,6 +2630,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          **VIRTUAL_CASES,
          "iio": case_iio,
          "suspend": case_suspend,
+         "identical-devices": case_identical_devices,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
 # Cases run only when named: the U1 benchmark (scripts/bench-uinput).

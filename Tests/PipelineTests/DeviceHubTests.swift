@@ -5,6 +5,7 @@ import InputModel
 @testable import Pipeline
 import Reactive
 import ReactiveTesting
+import Recording
 import Synchronization
 import Testing
 
@@ -109,33 +110,79 @@ import Testing
         rig.stop()
     }
 
-    @Test("a device whose id is already present (re-plug before the removal): the older session ends, the store holds the newer")
-    func stalePresenceIsReplaced() {
+    /// `id` with the hub's suffix for the `n`th present device of that id.
+    static func suffixed(_ id: DeviceID, _ n: Int) -> DeviceID { DeviceID(rawValue: id.rawValue + "#\(n)") }
+
+    @Test("issue #33: two present devices with identical descriptions (two identical uinput keyboards) are both open, under X and X#2, each with its own state; the removal of one leaves the other (the second closed the first's session, which was never reopened)")
+    func identicalDevicesBothOpen() {
         let rig = Rig()
-        var completions = 0
-        let watch = rig.hub.allFrames().subscribe(onNext: { _ in })
+        let x = Self.keyboard.id, x2 = Self.suffixed(x, 2)
+        var tagged: [DeviceID] = []
+        let watch = rig.hub.allFrames().subscribe(onNext: { tagged.append($0.device.id) })
         let first = rig.plug(Self.keyboard)
-        let probe = rig.hub.streams().subscribe(onNext: { update in
-            if case .present(let s) = update {
-                _ = s.first?.frames.subscribe(onCompleted: { completions += 1 })
-            }
-        })
         let second = rig.plug(Self.keyboard)
-        #expect(completions == 1, "the first session's streams completed")
-        #expect(rig.hub.deviceCount == 1)
-        first.onCompleted()   // the late removal of the first one changes nothing
-        #expect(rig.hub.deviceCount == 1)
-        second.onNext(InputFrame(time: 5, events: [ev(EventType.key, C.KEY_A, 1, at: 5), ev(EventType.syn, 0, 0, at: 5)]))
-        #expect(rig.hub.store.state(of: Self.keyboard.id)?.keysDown == [C.KEY_A])
+        #expect(rig.hub.devices.map(\.id) == [x, x2])
+        #expect(rig.hub.deviceCount == 2)
+        first.onNext(InputFrame(time: 5, events: [ev(EventType.key, C.KEY_A, 1, at: 5), ev(EventType.syn, 0, 0, at: 5)]))
+        second.onNext(InputFrame(time: 6, events: [ev(EventType.key, C.KEY_B, 1, at: 6), ev(EventType.syn, 0, 0, at: 6)]))
+        #expect(rig.hub.store.state(of: x)?.keysDown == [C.KEY_A])
+        #expect(rig.hub.store.state(of: x2)?.keysDown == [C.KEY_B])
+        #expect(tagged == [x, x2], "watchers get each device's frames under its own id")
+        first.onCompleted()
+        #expect(rig.hub.devices.map(\.id) == [x2], "the first one's removal leaves the second, id unchanged")
+        #expect(rig.hub.store.state(of: x2)?.keysDown == [C.KEY_B], "and its state")
         second.onCompleted()
         #expect(rig.hub.deviceCount == 0)
         watch.dispose()
-        probe.dispose()
         rig.stop()
     }
 
-    @Test("issue #25: a re-plugged device's stale session returns its resources at once, while the hub runs (its inner sequence completes), not when the hub stops")
-    func staleSessionIsReleasedWhileTheHubRuns() {
+    @Test("issue #33: a replay of two identical devices and a live source of two identical devices give the same ids, X and X#2 (one rule: DeviceID.distinct)")
+    func replayAndLiveShareTheRule() {
+        let recorded = RecordedDevice(info: Self.keyboard, events: [ev(EventType.key, C.KEY_A, 1, at: 1), ev(EventType.syn, 0, 0, at: 1)])
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(recordings: [Recording(devices: [recorded]), Recording(devices: [recorded])],
+                                  scheduler: scheduler, removeAtEnd: false)
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
+        let running = hub.run(replay.devices)
+        scheduler.advance(by: .milliseconds(5))
+        let replayed = hub.devices.map(\.id)
+        #expect(replay.infos.map(\.id) == replayed, "the hub keeps the replay's ids")
+        #expect(replayed.map { hub.store.state(of: $0)?.keysDown } == [[C.KEY_A], [C.KEY_A]])
+        running.dispose()
+        scheduler.run()
+
+        let live = Rig()
+        let frames = [live.plug(Self.keyboard), live.plug(Self.keyboard)]
+        #expect(live.hub.devices.map(\.id) == replayed)
+        #expect(replayed == [Self.keyboard.id, Self.suffixed(Self.keyboard.id, 2)])
+        for f in frames { f.onCompleted() }
+        live.stop()
+    }
+
+    @Test("ids of re-plugged identical devices are stable: the one re-plugged while its twin stays takes back its own id (the lowest free), X#2 as X#2 and X as X; a third present one gets X#3")
+    func replugKeepsTheID() {
+        let rig = Rig()
+        let x = Self.keyboard.id, x2 = Self.suffixed(x, 2), x3 = Self.suffixed(x, 3)
+        let first = rig.plug(Self.keyboard)
+        var second = rig.plug(Self.keyboard)
+        second.onCompleted()   // X#2 unplugged ...
+        #expect(rig.hub.devices.map(\.id) == [x])
+        second = rig.plug(Self.keyboard)   // ... and plugged again: X#2 again
+        #expect(Set(rig.hub.devices.map(\.id)) == [x, x2])
+        first.onCompleted()   // X unplugged while X#2 stays ...
+        #expect(rig.hub.devices.map(\.id) == [x2])
+        let again = rig.plug(Self.keyboard)   // ... and back: X
+        #expect(Set(rig.hub.devices.map(\.id)) == [x, x2])
+        let third = rig.plug(Self.keyboard)
+        #expect(Set(rig.hub.devices.map(\.id)) == [x, x2, x3])
+        for frames in [again, second, third] { frames.onCompleted() }
+        #expect(rig.hub.deviceCount == 0)
+        rig.stop()
+    }
+
+    @Test("issue #25: each identical device's session returns its resources when its own frames end, while the hub runs; the other one's stay")
+    func identicalSessionsReleaseTheirOwnResources() {
         let rig = Rig()
         let first = PublishSubject<InputFrame>(), second = PublishSubject<InputFrame>()
         let idle = LiveResources.owned   // the hub running, no device
@@ -143,11 +190,32 @@ import Testing
         let oneSession = LiveResources.owned - idle
         #expect(oneSession > 0)
         rig.devices.onNext(DeviceStream(info: Self.keyboard, frames: second.asObservable()))
+        #expect(rig.hub.deviceCount == 2)
+        LiveResources.expectOwned(idle + 2 * oneSession, "two sessions")
+        first.onCompleted()
         #expect(rig.hub.deviceCount == 1)
-        LiveResources.expectOwned(idle + oneSession, "the stale session's resources are gone, the new one's live")
+        LiveResources.expectOwned(idle + oneSession, "the first one's resources are gone, the second one's live")
         second.onCompleted()
         #expect(rig.hub.deviceCount == 0)
         LiveResources.expectOwned(idle, "back to the running hub's baseline before it stops")
+        rig.stop()
+    }
+
+    @Test("an inaccessible device holds its id too: an identical open device that comes while it is listed gets X#2, and X is free again once it ends")
+    func inaccessibleDeviceHoldsItsID() {
+        let rig = Rig()
+        let x = Self.keyboard.id, x2 = Self.suffixed(x, 2)
+        let ended = PublishSubject<InputFrame>()
+        rig.devices.onNext(DeviceStream(info: Self.keyboard, access: .inaccessible(reason: "Permission denied"),
+                                        frames: ended.asObservable()))
+        let open = rig.plug(Self.keyboard)
+        #expect(rig.hub.inaccessible.map(\.info.id) == [x])
+        #expect(rig.hub.devices.map(\.id) == [x2])
+        ended.onCompleted()
+        let next = rig.plug(Self.keyboard)
+        #expect(Set(rig.hub.devices.map(\.id)) == [x, x2])
+        open.onCompleted()
+        next.onCompleted()
         rig.stop()
     }
 
@@ -194,7 +262,7 @@ import Testing
         rig.stop()
     }
 
-    @Test("two inaccessible devices with the same id are both listed, and the first one's end leaves the second listed (the list was keyed by device id: the second replaced the first, and the first's end removed the second)")
+    @Test("two identical inaccessible devices are both listed, under X and X#2, and the first one's end leaves the second listed (the list was keyed by device id: the second replaced the first, and the first's end removed the second)")
     func inaccessibleDevicesSharingAnID() {
         let rig = Rig()
         let first = PublishSubject<InputFrame>()
@@ -202,6 +270,7 @@ import Testing
         rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "first"), frames: first.asObservable()))
         rig.devices.onNext(DeviceStream(info: Self.mouse, access: .inaccessible(reason: "second"), frames: second.asObservable()))
         #expect(rig.hub.inaccessible.map(\.reason) == ["first", "second"])
+        #expect(rig.hub.inaccessible.map(\.info.id) == [Self.mouse.id, Self.suffixed(Self.mouse.id, 2)])
         first.onCompleted()
         #expect(rig.hub.inaccessible.map(\.reason) == ["second"])
         second.onCompleted()

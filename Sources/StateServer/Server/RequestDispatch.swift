@@ -73,11 +73,22 @@ extension ClientConnection {
         }
     }
 
-    private func startWatch(_ request: WatchRequest, tag: RequestTag?) {
+    private func startWatch(_ sent: WatchRequest, tag: RequestTag?) {
         let keys = loop.value.keys
         // Refused like a bad request: the old watch, if any, stays in force.
-        if let refusal = KeyAccess.refusal(of: request, keys: keys, tag: tag) {
+        if let refusal = KeyAccess.refusal(of: sent, keys: keys, tag: tag) {
             respond { $0.appendError(refusal) }
+            return
+        }
+        // Each id or name read against the devices there are, open or inaccessible (so `X#2`
+        // and a session's own ids select their device); one that selects nothing is refused.
+        let request: WatchRequest
+        do {
+            request = try sent.resolved(among: core.hub.devices + core.hub.inaccessible.map(\.info))
+        } catch {
+            var error = error
+            error.tag = tag
+            respond { [error] in $0.appendError(error) }
             return
         }
         endWatch()
