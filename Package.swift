@@ -146,7 +146,8 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
         .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "InputModel", "EvflowProtocol"]),
-        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting",
+                                                       .product(name: "NIOCore", package: "swift-nio")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,7 +33,8 @@ import Synchronization
 /// Several recordings and sessions play together on one time base; a device whose id an
 /// earlier device of the replay already has gets the first free `#2`, `#3`... suffix on its id
 /// (`DeviceID.distinct`, the rule live devices follow too). One reusable timer slot drives
-/// the whole replay.
+/// the whole replay; steps due at once are delivered in bounded batches, each a job of its
+/// own, so the scheduler's other work runs between them (`Player.turnBudget`).
 public final class ReplaySource: @unchecked Sendable {
     /// Counts this object in `LiveResources` until it is destroyed.
     private let live = LiveResources.Token()
@@ -282,6 +283,8 @@ public final class ReplaySource: @unchecked Sendable {
         @exclusivity(unchecked) private var timer: SchedulerTimer?
         @exclusivity(unchecked) private var generation: UInt64 = 0
         @exclusivity(unchecked) private var present: [Bool]
+        /// `begin` ran and `started` is not sent yet.
+        @exclusivity(unchecked) private var startPending = false
         /// The storage every played frame's events are written into: reused when the previous
         /// frame was not kept downstream (see `FrameTable.frame(_:shiftedBy:reusing:)`).
         @exclusivity(unchecked) private var frameBuffer: [InputEvent] = []
@@ -306,7 +309,15 @@ public final class ReplaySource: @unchecked Sendable {
             cursor = 0
             // Strong: see `ReplaySource.player`; `stop` and the end of the replay invalidate it.
             timer = scheduler.makeTimer { token in self.fire(token) }
-            run()
+            startPending = true
+            if !run() { announceStart() }
+        }
+
+        /// `hasStarted`, once what was due at the start is delivered (over several turns when
+        /// that is more than one turn's budget: 1,500 devices at time 0).
+        private func announceStart() {
+            guard startPending else { return }
+            startPending = false
             started.onNext(true)
         }
 
@@ -328,20 +339,42 @@ public final class ReplaySource: @unchecked Sendable {
 
         private func fire(_ token: UInt64) {
             guard token == generation else { return }
-            run()
+            if !run() { announceStart() }
         }
 
-        /// Delivers every step that is due, then arms the timer for the next one.
-        private func run() {
+        /// What one turn of `run` may deliver before it yields to the scheduler's other work:
+        /// a frame weighs 1, an add or a removal (a device session made or ended downstream,
+        /// two orders of magnitude dearer) `Self.hotPlugWeight`.
+        static let turnBudget = 1024
+        static let hotPlugWeight = 16
+
+        /// Delivers the steps that are due, at most `turnBudget`'s worth, then arms the timer
+        /// for the next one — or, when more are due, schedules the rest as a job of its own
+        /// (and returns true: it yielded).
+        /// Before, one turn delivered every due step: a session adding and removing devices
+        /// 25,000 times at time 0 held the input thread for 24 s, and `LATENCY`, SIGTERM and
+        /// the watchdog's round trip waited for it (issue #34). The order of the steps and their
+        /// times are the same; other work due at the same time may now run between two
+        /// batches, as it may between two frames of different times.
+        private func run() -> Bool {
             let now = scheduler.now
+            var budget = Self.turnBudget
             while cursor < steps.count {
                 let step = steps[cursor]
                 let due = deadline(of: step)
                 if due > now {
                     generation &+= 1
                     timer?.arm(at: due, token: generation)
-                    return
+                    return false
                 }
+                if budget <= 0 {
+                    generation &+= 1
+                    let token = generation
+                    // Strong, as the timer's handler: `stop` (timer nil) or a newer token ends it.
+                    _ = scheduler.schedule { if self.timer != nil { self.fire(token) } }
+                    return true
+                }
+                if case .frame = step.kind { budget -= 1 } else { budget -= Self.hotPlugWeight }
                 cursor += 1
                 switch step.kind {
                 case .add:
@@ -362,7 +395,7 @@ public final class ReplaySource: @unchecked Sendable {
                     present[step.device] = false
                     subjects[step.device].onCompleted()
                 }
-                if timer == nil { return }   // stopped by a subscriber while delivering
+                if timer == nil { return false }   // stopped by a subscriber while delivering
             }
             if loop {
                 eventOrigin += max(steps.last?.time ?? 0, now - origin) + loopGap
@@ -375,6 +408,7 @@ public final class ReplaySource: @unchecked Sendable {
                 timer = nil
                 finished.onNext(true)
             }
+            return false
         }
     }
 }

@@ -174,19 +174,26 @@ struct InputService: Service {
                 enumerated.open()
             }
         }
-        await enumerated.opened()
+        // A SIGTERM before the input is ready ends the wait (a replay's burst of 200,000
+        // hot-plug steps at time 0 kept it for 24 s, and SIGTERM waited: issue #34); the
+        // later services, waiting for this one, stop first.
+        let enumeratedInTime = await cancelWhenGracefulShutdown { await enumerated.wait() }
         sourceReady?.dispose()
         if let error = failure.withLock({ $0 }) {
             notices.dispose()
             outputNotices.dispose()
             throw StartupError.input("input source failed: \(error)")
         }
-        let count = present.load(ordering: .relaxed)
-        logger.info("input ready: \(count) device\(count == 1 ? "" : "s")\(source.readyNote)")
-        ready.open()
-        // Until shutdown, or until the source fails.
-        await cancelWhenGracefulShutdown {
-            await withTaskCancellationHandler { await stop.opened() } onCancel: { stop.open() }
+        if enumeratedInTime {
+            let count = present.load(ordering: .relaxed)
+            logger.info("input ready: \(count) device\(count == 1 ? "" : "s")\(source.readyNote)")
+            ready.open()
+            // Until shutdown, or until the source fails.
+            await cancelWhenGracefulShutdown {
+                await withTaskCancellationHandler { await stop.opened() } onCancel: { stop.open() }
+            }
+        } else {
+            logger.notice("stopping before the input was ready")
         }
         let finished = Latch()
         scheduler.schedule {
@@ -215,7 +222,8 @@ struct ServerService: Service {
     let socketPath: String
 
     func run() async throws {
-        guard await after.wait() else { return }   // the input service failed
+        // The input service failed, or a SIGTERM came before it was ready.
+        guard await cancelWhenGracefulShutdown({ await after.wait() }) else { return }
         try await server.start()
         logger.info("listening on \(socketPath)")
         ready.open()
@@ -292,7 +300,8 @@ struct SystemdService: Service {
     }
 
     func run() async throws {
-        guard await after.wait() else { return }   // an earlier service failed
+        // An earlier service failed, or a SIGTERM came before they were up.
+        guard await cancelWhenGracefulShutdown({ await after.wait() }) else { return }
         let notifier = SystemdNotifier()
         do {
             try notifier.ready(status: status())

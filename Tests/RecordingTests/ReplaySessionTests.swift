@@ -111,4 +111,75 @@ struct ReplaySessionTests {
         #expect(log == ["0 +a", "5 +b", "10 a [1]", "20 -a", "20 +a", "30 a [0]", "40 b [1]", "40 -a", "40 -b",
                         "140 +a", "145 +b", "150 a [1]", "150 -a", "150 -b"])
     }
+
+    /// Four devices added and removed `cycles` times, every line at time 0, then one key
+    /// frame per device at 1 ms (issue #34's burst, smaller).
+    static func burst(cycles: Int) -> Session {
+        let devices = (0..<4).map { d in
+            var info = DeviceInfo(name: "Burst \(d)", inputID: InputID(bustype: 3, vendor: 1, product: UInt16(d + 1), version: 1),
+                                  capabilities: [EventType.key: [30]])
+            info.id = DeviceID(rawValue: "burst-\(d)")
+            return SessionDevice(handle: "d\(d)", info: info)
+        }
+        var timeline: [SessionEntry] = []
+        for _ in 0..<cycles {
+            for d in 0..<4 { timeline.append(SessionEntry(time: 0, device: d, action: .add)) }
+            for d in 0..<4 { timeline.append(SessionEntry(time: 0, device: d, action: .remove)) }
+        }
+        for d in 0..<4 {
+            timeline.append(SessionEntry(time: 0, device: d, action: .add))
+            timeline.append(SessionEntry(time: ms, device: d, action: .event(type: EventType.key, code: 30, value: 1)))
+            timeline.append(SessionEntry(time: ms, device: d, action: .event(type: EventType.syn, code: SynCode.report, value: 0)))
+        }
+        return Session(devices: devices, timeline: timeline)
+    }
+
+    /// Issue #34, bug 5: `Player.run` delivered every due step in one turn and never yielded:
+    /// a session adding and removing four devices 25,000 times at time 0 held evflowd's input
+    /// thread for 24 s (`LATENCY` answered after 24.6 s, SIGTERM took 17–22 s). Work scheduled
+    /// during the burst — here a job scheduled when the first device is added, as a `LATENCY`
+    /// question or the shutdown's disposal arrive — now runs after one bounded batch, at the
+    /// same virtual time; what the replay delivers, its order and its times are unchanged, and
+    /// `hasStarted` still follows the whole burst.
+    @Test func aBurstAtOneInstantYieldsToTheSchedulerBetweenBatches() throws {
+        let cycles = 2_500
+        let scheduler = VirtualTimeScheduler()
+        let replay = ReplaySource(sessions: [Self.burst(cycles: cycles)], scheduler: scheduler)
+        var log: [String] = []
+        var probe: (seen: Int, at: Int64)?
+        var startedAfter: Int?
+        let started = replay.hasStarted.subscribe(onNext: { startedAfter = log.count })
+        let subscription = replay.devices.subscribe(onNext: { stream in
+            let id = stream.info.id.rawValue
+            if log.isEmpty { _ = scheduler.schedule { probe = (log.count, scheduler.now) } }
+            log.append("\(scheduler.now) +\(id)")
+            _ = stream.frames.subscribe(onNext: { frame in log.append("\(scheduler.now) \(id) \(frame.events.map(\.value))") },
+                                        onCompleted: { log.append("\(scheduler.now) -\(id)") })
+        })
+        scheduler.advance(to: 10 * Self.ms)
+        subscription.dispose()
+        started.dispose()
+        scheduler.run()
+
+        var expected: [String] = []
+        let ids = (0..<4).map { "burst-\($0)" }
+        for _ in 0..<cycles {
+            expected += ids.map { "0 +\($0)" }
+            expected += ids.map { "0 -\($0)" }
+        }
+        expected += ids.map { "0 +\($0)" }
+        expected += ids.map { "\(Self.ms) \($0) [1]" }
+        expected += ids.map { "\(Self.ms) -\($0)" }
+        // Compared line by line: 20,012 lines printed whole on a failure help nobody.
+        #expect(log.count == expected.count)
+        let firstDifference = zip(log, expected).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(firstDifference == nil, "every step, in order, at its time: line \(firstDifference?.offset ?? -1) is \(firstDifference?.element.0 ?? "")")
+        let seen = try #require(probe)
+        // Before: the probe ran after all 20,004 steps of time 0. Now after the first batch:
+        // at most 1,024 steps (`Player.turnBudget`, an add or a removal weighing 16 of it).
+        #expect(seen.at == 0)
+        #expect(seen.seen <= 1_024, "the job scheduled during the burst ran after \(seen.seen) of \(cycles * 8 + 4) steps")
+        #expect(seen.seen > 0)
+        #expect(startedAfter == cycles * 8 + 4, "hasStarted once every device due at the start is added")
+    }
 }

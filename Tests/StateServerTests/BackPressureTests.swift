@@ -1,4 +1,5 @@
 import DeviceStreams
+import EvflowProtocol
 import Dispatch
 import Foundation
 import InputModel
@@ -128,6 +129,114 @@ import Glibc
         #expect(await eventually { server.clientCount == 0 })
         await server.shutdown()
         devices.stop()
+    }
+
+    /// Issue #34, bug 8: a reply larger than the outgoing-buffer limit (256 KiB) was refused
+    /// by the outbox and its client dropped as a slow consumer, so `DEVICES`, `METRICS` and
+    /// `LATENCY` with 1,500 devices never arrived (evflowctl exit 69; evflow-mqtt reconnected
+    /// every 0.5 s for ever). Each is delivered now, whole, to a client that reads slowly and
+    /// watches meanwhile: the frames streamed while a reply waits are not counted with it.
+    /// (`METRICS` with 1,500 devices takes 116 s in a debug build, so it is tested with 40
+    /// devices below.)
+    @Test func repliesLargerThanTheOutgoingBufferReachAClientThatReadsSlowly() async throws {
+        let queue = DispatchQueue(label: "large-replies-hub")
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(),
+                            scheduler: SerialDispatchQueueScheduler(serialQueue: queue), latencyClock: .monotonic)
+        let source = PublishSubject<DeviceStream>()
+        let running = hub.run(source.asObservable())
+        let pad = String(repeating: "k", count: 200)
+        let keyboards = (0..<1_500).map { testKeyboard("Keyboard \($0) \(pad)", product: UInt16($0 + 1)) }
+        let mouse = testMouse()
+        let motion = PublishSubject<InputFrame>()
+        let silent = PublishSubject<InputFrame>()
+        queue.sync {
+            for info in keyboards { source.onNext(DeviceStream(info: info, frames: silent.asObservable())) }
+            source.onNext(DeviceStream(info: mouse, frames: motion.asObservable()))
+        }
+        #expect(await eventually { hub.devices.count == 1_501 })
+        let (server, path) = try await startServer(hub: hub)
+        let limit = ProtocolConstants.defaultOutgoingBufferLimit
+        do {
+            let c = try TestClient(path: path, receiveBuffer: 4096)
+            _ = try c.read()
+            _ = try c.request(#"{"class":"WATCH","devices":["\#(mouse.id.rawValue)"]}"#)
+            try c.send(#"{"class":"DEVICES"}"# + "\n" + #"{"class":"LATENCY"}"#)
+            // The client reads nothing while frames are streamed behind the first reply.
+            try await Task.sleep(for: .milliseconds(200))
+            let t0 = monotonicNow()
+            queue.sync {
+                for i in 0..<20 { motion.onNext(motionFrame(dx: 1, ms: t0 / 1_000_000 + Int64(i))) }
+            }
+            try await server.roundTrip()
+            #expect(server.droppedClients == 0)
+            var lengths: [String: Int] = [:]
+            var devices = 0
+            var frames = 0
+            while lengths.count < 2 || frames < 20 {
+                // Slowly: 4 KiB of receive buffer, a pause per line.
+                let read: String?
+                do {
+                    read = try c.readLine(timeout: 30)
+                } catch {
+                    Issue.record("\(error) after \(lengths) and \(frames) frames")
+                    break
+                }
+                guard let line = read else {
+                    Issue.record("EOF after \(lengths.keys.sorted()) and \(frames) frames")
+                    break
+                }
+                let m = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let cls = m["class"] as? String ?? "?"
+                if cls == "CLOSE" { Issue.record("closed: \(line)"); break }
+                if cls == "FRAME" { frames += 1 } else { lengths[cls] = line.utf8.count }
+                if cls == "DEVICES" { devices = (m["devices"] as? [Any])?.count ?? 0 }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect((lengths["DEVICES"] ?? 0) > limit, "DEVICES: \(lengths["DEVICES"] ?? 0) bytes")
+            #expect(lengths["LATENCY"] != nil)
+            #expect(devices == 1_501)
+            #expect(frames == 20)
+            #expect(server.droppedClients == 0)
+            c.close()
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        running.dispose()
+        queue.sync {}
+    }
+
+    /// Issue #34, bug 8, `METRICS`: 40 devices named with 255 bytes that are written escaped
+    /// (ESC as `\x1b`) make an exposition over 256 KiB; the client got `CLOSE slow-consumer`.
+    @Test func aMetricsReplyLargerThanTheOutgoingBufferIsDelivered() async throws {
+        let queue = DispatchQueue(label: "large-metrics-hub")
+        let hub = DeviceHub(store: StateStore(), config: FilterConfig(),
+                            scheduler: SerialDispatchQueueScheduler(serialQueue: queue), latencyClock: .monotonic)
+        let source = PublishSubject<DeviceStream>()
+        let running = hub.run(source.asObservable())
+        let silent = PublishSubject<InputFrame>()
+        queue.sync {
+            for i in 0..<40 {
+                let name = "\(i) " + String(repeating: "\u{1B}", count: 252)
+                source.onNext(DeviceStream(info: testKeyboard(name, product: UInt16(i + 1)), frames: silent.asObservable()))
+            }
+        }
+        #expect(await eventually { hub.devices.count == 40 })
+        let (server, path) = try await startServer(hub: hub)
+        do {
+            let c = try TestClient(path: path, receiveBuffer: 4096)
+            _ = try c.read()
+            try c.send(#"{"class":"METRICS"}"#)
+            try await Task.sleep(for: .milliseconds(200))   // reads nothing for a while
+            let line = try #require(try c.readLine(timeout: 30))
+            #expect(line.hasPrefix(#"{"class":"METRICS""#), "\(line.prefix(200))")
+            #expect(line.utf8.count > ProtocolConstants.defaultOutgoingBufferLimit, "\(line.utf8.count) bytes")
+            #expect(server.droppedClients == 0)
+            c.close()
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        running.dispose()
+        queue.sync {}
     }
 
     /// docs/protocol.md's EOF rule, a half-closed watcher included: the lines received before

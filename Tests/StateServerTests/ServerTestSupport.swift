@@ -2,6 +2,7 @@ import DeviceStreams
 import Foundation
 import InputModel
 import Logging
+import NIOCore
 import Pipeline
 import Reactive
 import Recording
@@ -109,13 +110,15 @@ let testLogger: Logger = {
     return l
 }()
 
-/// A started server on a temporary socket.
-func startServer(hub: DeviceHub, trustRootAndSelf: Bool = true,
+/// A started server on a temporary socket; its idle limits and slow-consumer grace run on
+/// `timers` (the event loop's unless a test passes `ManualServerTimers`).
+func startServer(hub: DeviceHub, trustRootAndSelf: Bool = true, timers: any ServerTimers = EventLoopTimers(),
                  _ configure: (inout StateServerConfiguration) -> Void = { _ in }) async throws -> (StateServer, String) {
     let path = temporarySocketPath()
     var config = StateServerConfiguration(socketPath: path, release: "test")
     configure(&config)
-    let server = StateServer(configuration: config, hub: hub, logger: testLogger, trustRootAndSelf: trustRootAndSelf)
+    let server = StateServer(configuration: config, hub: hub, logger: testLogger, trustRootAndSelf: trustRootAndSelf,
+                             timers: timers)
     try await server.start()
     return (server, path)
 }
@@ -164,6 +167,13 @@ final class TestClient: @unchecked Sendable {
             guard n > 0 else { throw TestClientError(description: "send: \(errno)") }
             off += n
         }
+    }
+
+    /// Whether a byte (or EOF) is waiting to be read now; does not wait.
+    var hasInput: Bool {
+        if !buffer.isEmpty || eof { return true }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
     }
 
     /// Closes the write side and the read side.
@@ -267,4 +277,55 @@ func testMouse(_ name: String = "Test Mouse") -> DeviceInfo {
     info.classes = [.mouse]
     info.capabilities = [EventType.rel: [0, 1], EventType.key: [0x110]]
     return info
+}
+
+/// The server's timers on a clock the test moves (`advance(by:)`): a timer runs only once the
+/// test has moved the clock to its deadline, however fast or slow the host is, so a test of a
+/// time limit checks both sides of it — not closed just before, closed at — without margins.
+final class ManualServerTimers: ServerTimers {
+    private final class Entry: Sendable {
+        let deadline: Int64
+        let loop: any EventLoop
+        let task: @Sendable () -> Void
+        let cancelled = Atomic<Bool>(false)
+
+        init(deadline: Int64, loop: any EventLoop, task: @escaping @Sendable () -> Void) {
+            self.deadline = deadline
+            self.loop = loop
+            self.task = task
+        }
+    }
+
+    private let state = Mutex<(now: Int64, entries: [Entry])>((0, []))
+
+    func schedule(in delay: TimeAmount, on loop: EventLoop, _ task: @escaping @Sendable () -> Void) -> ServerTimer {
+        let entry = state.withLock { s in
+            let (deadline, overflow) = s.now.addingReportingOverflow(delay.nanoseconds)
+            let e = Entry(deadline: overflow ? .max : deadline, loop: loop, task: task)
+            s.entries.append(e)
+            return e
+        }
+        return ServerTimer { entry.cancelled.store(true, ordering: .relaxed) }
+    }
+
+    /// Timers scheduled and neither run nor cancelled.
+    var armed: Int { state.withLock { $0.entries.filter { !$0.cancelled.load(ordering: .relaxed) }.count } }
+
+    /// Moves the clock by `delay` once `server`'s event loop has finished what it was doing (a
+    /// reply the test has read is followed, in the same job, by the re-arming of the idle
+    /// limit); returns once every timer now due has run (in deadline order, each on its event
+    /// loop, unless cancelled there first) — a `CLOSE` it wrote is then in the client's socket.
+    func advance(by delay: TimeAmount, after server: StateServer) async throws {
+        try await server.roundTrip()
+        let due = state.withLock { s -> [Entry] in
+            s.now += delay.nanoseconds
+            let now = s.now
+            let due = s.entries.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+            s.entries.removeAll { $0.deadline <= now }
+            return due
+        }
+        for entry in due {
+            try await entry.loop.submit { if !entry.cancelled.load(ordering: .relaxed) { entry.task() } }.get()
+        }
+    }
 }

@@ -52,12 +52,15 @@ final class ClientConnection: Sendable {
         /// in flight keeps its bytes).
         var outgoing: ByteBuffer?
         /// The sizes of the batches handed to the channel and not yet written, oldest first
-        /// (for `bytesSent`, which counts what the kernel took).
-        var inFlight = CircularBuffer<Int>(initialCapacity: 4)
+        /// (for `bytesSent`, which counts what the kernel took), with the bytes of stream
+        /// messages in each.
+        var inFlight = CircularBuffer<(bytes: Int, stream: Int)>(initialCapacity: 4)
+        /// The sum of `inFlight`'s stream bytes.
+        var streamInFlight = 0
         var framer = LineFramer()
         var writer: MessageWriter
         var watch: Disposable?
-        var idleTask: Scheduled<Void>?
+        var idleTask: ServerTimer?
         var accepted = false
         var closed = false
         var heardFrom = false
@@ -105,7 +108,7 @@ final class ClientConnection: Sendable {
         let timeout = heardFrom ? config.idleTimeoutAfterRequest : config.idleTimeout
         let nanos = RxTimeInterval(clamping: timeout).nanoseconds   // a huge timeout saturates, never traps
         let message = heardFrom ? "no request for \(timeout) while not watching" : "no request within \(timeout) of connecting"
-        loop.value.idleTask = channel.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { [weak self] in
+        loop.value.idleTask = core.timers.schedule(in: .nanoseconds(nanos), on: channel.eventLoop) { [weak self] in
             self?.close(.idle, message)
         }
     }
@@ -166,8 +169,8 @@ final class ClientConnection: Sendable {
     /// Closes the connection after a `CLOSE`. For a slow consumer, the `CLOSE` follows the
     /// bytes already handed to the channel (at most the outgoing-buffer limit; nothing more is
     /// queued) and the connection is closed once the client has read up to it, or after
-    /// `slowConsumerGrace`; for any other reason at once (the `CLOSE` is written if the socket
-    /// takes it now).
+    /// `slowConsumerGrace`, or at shutdown; for any other reason at once (the `CLOSE` is
+    /// written if the socket takes it now).
     func close(_ reason: CloseReason, _ message: String) {
         guard !loop.value.closed else { return }
         loop.value.closed = true
@@ -181,11 +184,19 @@ final class ClientConnection: Sendable {
             return
         }
         let channel = self.channel
-        let grace = channel.eventLoop.scheduleTask(in: Self.slowConsumerGrace) { channel.close(promise: nil) }
+        let grace = core.timers.schedule(in: Self.slowConsumerGrace, on: channel.eventLoop) { channel.close(promise: nil) }
         written.whenComplete { _ in
             grace.cancel()
             channel.close(promise: nil)
         }
+    }
+
+    /// Closes the connection because the server stops: `CLOSE shutdown`, or, for a client
+    /// already closed that is still being given its grace (a slow consumer), the channel now —
+    /// shutdown does not wait for a client that does not read.
+    func closeForShutdown() {
+        guard loop.value.closed else { return close(.shutdown, "evflowd is stopping") }
+        channel.close(promise: nil)
     }
 
     // MARK: - Requests (event loop)
@@ -203,8 +214,10 @@ final class ClientConnection: Sendable {
     // line already received is answered, and its replies are being written (the channel is
     // writable). Otherwise the read is held, so the client's requests wait in the kernel's socket
     // buffers and its `send` blocks. Held at most: one read cycle (`maxMessagesPerRead` reads of
-    // at most `maxReadSize` bytes) of request lines, an unfinished line (the line limit), and
-    // replies up to the outgoing-buffer limit (then the client is dropped as a slow consumer).
+    // at most `maxReadSize` bytes) of request lines, an unfinished line (the line limit), the
+    // replies answered before the channel went over its high water mark (the last of them of
+    // any size: a reply is delivered whole, however large), and stream messages up to the
+    // outgoing-buffer limit (then the client is dropped as a slow consumer).
 
     /// Largest buffer one read of a client's socket fills: request lines are at most 4 KiB.
     static let maxReadSize = 16 * 1024
@@ -340,15 +353,21 @@ final class ClientConnection: Sendable {
     var bufferedByteCount: Int { outbox.pendingByteCount + channelBufferedBytes }
 
     /// Hands the queued batch to the channel (event loop). A batch that would leave more than
-    /// the outgoing-buffer limit waiting for the kernel is not written: the client is dropped.
+    /// the outgoing-buffer limit of stream messages waiting for the kernel is not written: the
+    /// client is dropped. Responses do not count: a reply larger than the limit is delivered
+    /// (issue #34: the client was dropped instead), and while it is unread the client's
+    /// requests wait (back-pressure), so one client holds at most one such reply.
     func flush() {
-        let oldestFrame = outbox.takeBatch(into: &loop.value.spare)
+        let (oldestFrame, streamBytes) = outbox.takeBatch(into: &loop.value.spare)
         let n = loop.value.spare.count
         guard n > 0, !loop.value.closed else {
             loop.value.spare.removeAll(keepingCapacity: true)
             return
         }
-        if channelBufferedBytes + n > core.configuration.outgoingBufferLimit {
+        // The stream bytes the kernel has not taken: at most those of the batches in flight,
+        // and at most what the channel holds (exact when no reply is in flight).
+        let streamWaiting = min(loop.value.streamInFlight, channelBufferedBytes)
+        if streamBytes > 0, streamWaiting + streamBytes > core.configuration.outgoingBufferLimit {
             loop.value.spare.removeAll(keepingCapacity: true)
             requestDrop()
             return
@@ -365,13 +384,15 @@ final class ClientConnection: Sendable {
         // context to allocate (a weak capture would need one per batch). Strong is safe: the
         // channel completes every write promise, failing those still pending when it closes,
         // so the connection is held at most until its channel has closed.
-        loop.value.inFlight.append(n)
+        loop.value.inFlight.append((n, streamBytes))
+        loop.value.streamInFlight += streamBytes
         channel.writeAndFlush(buffer).whenComplete { [self] result in written(result) }
     }
 
     /// The oldest batch in flight was taken by the kernel (or failed, the connection closing).
     private func written(_ result: Result<Void, Error>) {
-        let n = loop.value.inFlight.removeFirst()
-        if case .success = result { core.bytesSent.add(UInt64(n), ordering: .relaxed) }
+        let batch = loop.value.inFlight.removeFirst()
+        loop.value.streamInFlight -= batch.stream
+        if case .success = result { core.bytesSent.add(UInt64(batch.bytes), ordering: .relaxed) }
     }
 }

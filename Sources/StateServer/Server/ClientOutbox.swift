@@ -5,10 +5,13 @@ import Synchronization
 ///
 /// Every message — responses and stream messages — is appended under a short lock; the event
 /// loop takes the whole batch at once (`takeBatch`). A producer therefore never waits for the
-/// socket: it appends and returns. The outbox holds at most `limit` bytes: a message that would
-/// pass it is refused (`overLimit`) and the client is to be dropped as a slow consumer. Bytes
-/// already handed to the channel are the channel's to count (NIO's pending writes; see
-/// `ClientConnection.flush`).
+/// socket: it appends and returns. The outbox holds at most `limit` bytes of stream messages:
+/// one that would pass it is refused (`overLimit`) and the client is to be dropped as a slow
+/// consumer. Responses are not counted against the limit and never refused: a client asks for
+/// them one at a time (its reads are held while its replies are unread), and one reply may be
+/// larger than the limit (`DEVICES` or `METRICS` with 1,500 devices) — refusing it dropped the
+/// client and the reply was never delivered (issue #34). Bytes already handed to the channel
+/// are the channel's to count (NIO's pending writes; see `ClientConnection.flush`).
 ///
 /// Stream messages carry the watch generation they were built for; `newGeneration()` is called
 /// before a `WATCH`/`UNWATCH` is answered, so a message of a replaced watch that was still in
@@ -16,6 +19,8 @@ import Synchronization
 final class ClientOutbox: Sendable {
     private struct State {
         var pending: [UInt8] = []
+        /// The bytes of stream messages in `pending` (the rest are responses).
+        var pendingStream = 0
         var flushScheduled = false
         var generation: UInt64 = 0
         var closed = false
@@ -40,12 +45,15 @@ final class ClientOutbox: Sendable {
         case overLimit
     }
 
-    /// Appends a message; `generation` nil for responses. Any thread.
+    /// Appends a message; `generation` nil for responses (never refused for their size). Any thread.
     func append(_ bytes: [UInt8], generation: UInt64?, frameTime: Int64? = nil) -> Append {
         state.withLock { o in
             if o.closed { return .discarded }
-            if let generation, generation != o.generation { return .discarded }
-            if o.pending.count + bytes.count > limit { return .overLimit }
+            if let generation {
+                if generation != o.generation { return .discarded }
+                if o.pendingStream + bytes.count > limit { return .overLimit }
+                o.pendingStream += bytes.count
+            }
             o.pending.append(contentsOf: bytes)
             if let frameTime, o.oldestFrame.map({ frameTime < $0 }) ?? true { o.oldestFrame = frameTime }
             if o.flushScheduled { return .queued(scheduleFlush: false) }
@@ -55,13 +63,17 @@ final class ClientOutbox: Sendable {
     }
 
     /// Swaps the queued batch into `batch` (which must be empty, its storage is reused for the
-    /// next batch) and returns the event time of its oldest frame.
-    func takeBatch(into batch: inout [UInt8]) -> Int64? {
+    /// next batch) and returns the event time of its oldest frame and the bytes of stream
+    /// messages in it.
+    func takeBatch(into batch: inout [UInt8]) -> (oldestFrame: Int64?, streamBytes: Int) {
         state.withLock { o in
             o.flushScheduled = false
             swap(&o.pending, &batch)
-            defer { o.oldestFrame = nil }
-            return o.oldestFrame
+            defer {
+                o.oldestFrame = nil
+                o.pendingStream = 0
+            }
+            return (o.oldestFrame, o.pendingStream)
         }
     }
 
@@ -81,6 +93,7 @@ final class ClientOutbox: Sendable {
         state.withLock {
             $0.closed = true
             $0.pending = []
+            $0.pendingStream = 0
         }
     }
 }

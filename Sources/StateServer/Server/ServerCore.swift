@@ -43,6 +43,8 @@ final class ServerCore: @unchecked Sendable {
     private let metrics = MetricsExporter()
     /// The server's one event loop: every client's channel, and the state below, live on it.
     let eventLoop: EventLoop
+    /// The clock of the idle limits and the slow-consumer grace (the event loop's; a test's own).
+    let timers: any ServerTimers
     /// Ages at the `sent` stage; written and read on the event loop (checked on each use).
     private let sentLatency: NIOLoopBoundBox<LatencyHistogram>
     /// The clock `sent` ages are read on: the hub's scheduler's, unless it is virtual (a socket
@@ -50,8 +52,10 @@ final class ServerCore: @unchecked Sendable {
     private let sentClock: SchedulerType?
 
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
-         eventLoop: EventLoop, sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
+         eventLoop: EventLoop, timers: any ServerTimers = EventLoopTimers(),
+         sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
         self.eventLoop = eventLoop
+        self.timers = timers
         frameEncoders = SharedFrameEncoders(names: names)
         sentLatency = .makeBoxSendingValue(LatencyHistogram(), eventLoop: eventLoop)
         draining = .makeBoxSendingValue([], eventLoop: eventLoop)

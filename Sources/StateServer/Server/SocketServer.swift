@@ -66,15 +66,16 @@ public final class StateServer: Sendable {
                   eventLoopGroup: eventLoopGroup, sourceStatistics: sourceStatistics)
     }
 
-    /// For tests: a server that does not wave root and its own uid through the access lists.
+    /// For tests: a server that does not wave root and its own uid through the access lists,
+    /// and whose idle limits and slow-consumer grace may run on a clock the test advances.
     init(configuration: StateServerConfiguration, hub: DeviceHub, logger: Logger, trustRootAndSelf: Bool,
-         eventLoopGroup: MultiThreadedEventLoopGroup? = nil,
+         eventLoopGroup: MultiThreadedEventLoopGroup? = nil, timers: any ServerTimers = EventLoopTimers(),
          sourceStatistics: (@Sendable () -> SourceStatistics)? = nil) {
         ownsGroup = eventLoopGroup == nil
         group = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
         core = ServerCore(configuration: configuration, hub: hub, logger: logger, trustRootAndSelf: trustRootAndSelf,
-                          eventLoop: eventLoop, sourceStatistics: sourceStatistics)
+                          eventLoop: eventLoop, timers: timers, sourceStatistics: sourceStatistics)
     }
 
     /// Clients connected and accepted now.
@@ -140,7 +141,9 @@ public final class StateServer: Sendable {
     }
 
     /// Closes every client (`CLOSE shutdown`) and the listener, and removes the socket file
-    /// (not an adopted one). Waits until every client's subscriptions are released.
+    /// (not an adopted one). Waits until every client's subscriptions are released and its
+    /// channel is closed — at once for a slow consumer still in its grace (its channel used to
+    /// close only when the 10-s grace ran out, and SIGTERM waited for it).
     public func shutdown() async {
         let first = state.withLock { s -> Bool in
             if s.stopped { return false }
@@ -157,7 +160,7 @@ public final class StateServer: Sendable {
         var closed: [EventLoopFuture<Void>] = []
         for client in clients {
             let ch = client.channel
-            ch.eventLoop.execute { client.close(.shutdown, "evflowd is stopping") }
+            ch.eventLoop.execute { client.closeForShutdown() }
             closed.append(ch.closeFuture)
         }
         for f in closed { try? await f.get() }
