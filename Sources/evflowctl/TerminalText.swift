@@ -43,8 +43,6 @@ struct TerminalText: ExpressibleByStringInterpolation, Equatable, CustomStringCo
     static func + (a: TerminalText, b: TerminalText) -> TerminalText { TerminalText(safe: a.text + b.text) }
     static func += (a: inout TerminalText, b: TerminalText) { a.text += b.text }
 
-    /// Whether the text is empty.
-    var isEmpty: Bool { text.isEmpty }
     /// Its display width on a terminal (`DisplayWidth`).
     var width: Int { DisplayWidth.of(text) }
 
