@@ -64,7 +64,13 @@ struct ConfigSnippetNameTests {
             #expect(config.settings(for: info).keys[code("KEY_C")] == .chatter(window: 21 * ms, spurious: .auto, spuriousWindow: 12 * ms),
                     "\(what): the suggestion applies")
             // No raw control character in the file: it is also shown on terminals and in editors.
-            #expect(!yaml.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7f...0x9f).contains($0.value) }, "\(what)")
+            // No raw control or bidi character in the file, and no mark joining the opening quote:
+            // it is also shown on terminals and in editors.
+            let scalars = Array(yaml.unicodeScalars)
+            #expect(!scalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7f...0x9f).contains($0.value)
+                || (0x202A...0x202E).contains($0.value) }, "\(what)")
+            #expect(!zip(scalars, scalars.dropFirst()).contains { $0 == "\"" && $1.properties.generalCategory == .nonspacingMark },
+                    "\(what)")
         }
     }
 }
