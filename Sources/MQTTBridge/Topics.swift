@@ -20,19 +20,48 @@ public struct TopicLayout: Hashable, Sendable {
         self.discoveryPrefix = discoveryPrefix
     }
 
+    // Both checks below look at Unicode scalars, never at Swift Characters: `/` followed by a
+    // combining mark (U+0301) is one Character that is not "/", yet its bytes hold a `/` that the
+    // broker reads as a level separator (and `+`/`#` as a wildcard it refuses to publish to).
     static func check(_ p: String, what: String) throws(ConfigError) {
         if p.isEmpty { throw ConfigError("\(what) must not be empty") }
-        if p.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
-            throw ConfigError("\(what) '\(p)' must not contain the MQTT wildcards '+' or '#'")
+        if p.unicodeScalars.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
+            throw ConfigError("\(what) '\(p)' must not contain the MQTT wildcards '+' or '#' (or NUL)")
         }
-        if p.hasPrefix("/") || p.hasSuffix("/") { throw ConfigError("\(what) '\(p)' must not start or end with '/'") }
+        if p.utf8.first == UInt8(ascii: "/") || p.utf8.last == UInt8(ascii: "/") {
+            throw ConfigError("\(what) '\(p)' must not start or end with '/'")
+        }
         if p.utf8.count > 32_000 { throw ConfigError("\(what) is too long") }
     }
 
-    /// One topic level from arbitrary text: `/`, `+`, `#` and NUL become `_`.
+    /// The most bytes a segment made by `segment` takes: with the longest prefix (32,000) and
+    /// the fixed levels, a topic stays under MQTT's 65,535.
+    public static let maxSegmentBytes = 1024
+
+    /// One topic level from arbitrary text: `/`, `+`, `#` and NUL become `_` (scalar by
+    /// scalar, so a combining mark after them changes nothing); empty text is `_`; text of more
+    /// than `maxSegmentBytes` bytes is cut (at a scalar) and ends in `~` and a hash of the whole
+    /// text, so two long ids that share a beginning still get two topics.
     public static func segment(_ text: String) -> String {
-        let s = String(text.map { $0 == "/" || $0 == "+" || $0 == "#" || $0 == "\0" ? "_" : $0 })
-        return s.isEmpty ? "_" : s
+        var scalars = String.UnicodeScalarView()
+        for u in text.unicodeScalars {
+            scalars.append(u == "/" || u == "+" || u == "#" || u == "\0" ? "_" : u)
+        }
+        let s = String(scalars)
+        if s.isEmpty { return "_" }
+        guard s.utf8.count > maxSegmentBytes else { return s }
+        // FNV-1a 64 of the text: stable across runs (Hasher is seeded per process).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        let tail = "~" + String(hash, radix: 16)
+        var cut = String.UnicodeScalarView(), bytes = 0
+        for u in s.unicodeScalars {
+            let n = String(u).utf8.count
+            if bytes + n > maxSegmentBytes - tail.utf8.count { break }
+            cut.append(u)
+            bytes += n
+        }
+        return String(cut) + tail
     }
 
     /// An id for Home Assistant (`[a-zA-Z0-9_-]`): other characters become `_`, letters lowercase.

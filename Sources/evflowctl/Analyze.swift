@@ -56,7 +56,8 @@ struct Analyze: ParsableCommand {
             if let live {
                 let client = try DaemonClient(socketPath: GlobalOptions.socketPath(socket))
                 let capture = try RawCapture.run(client, device: live, tag: "evflowctl-analyze", count: nil, duration: duration) {
-                    FileHandle.standardError.write(Data("capturing \($0.name) (\($0.id))\(duration.map { " for \(Self.seconds($0)) s" } ?? ""); Ctrl-C to stop\n".utf8))
+                    let message: TerminalText = "capturing \($0.name) (\($0.id))\(duration.map { " for \(Self.seconds($0)) s" } ?? ""); Ctrl-C to stop\n"
+                    FileHandle.standardError.write(Data(message.text.utf8))
                 }
                 devices = [(info: capture.info, events: capture.events)]
                 source = "live: \(capture.info.name) (\(capture.info.id)), \(capture.frames) frame(s) from evflowd"
@@ -85,8 +86,8 @@ struct Analyze: ParsableCommand {
             }
             let report = ChatterAnalysis.analyze(devices)
             let axisReports = axes ? AxisNoiseAnalysis.analyze(devices) : []
-            var text = json ? report.renderJSON() : report.renderText()
-            if axes && !json { text += AxisNoiseAnalysis.renderText(axisReports) }
+            var text = json ? report.renderJSON() : report.renderText().text
+            if axes && !json { text += AxisNoiseAnalysis.renderText(axisReports).text }
             print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
             if let configOut { try write(report.configSnippet(axes: axisReports), to: configOut) }
             if let html {

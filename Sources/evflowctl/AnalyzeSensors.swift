@@ -22,15 +22,15 @@ extension Analyze {
             (info: info, samples: recording.entries.filter { $0.sensor == i }.map(\.sample))
         }
         let reports = SensorNoiseAnalysis.analyze(sensors)
-        print(json ? Self.sensorJSON(reports) : Self.sensorText(reports), terminator: "")
+        print(json ? Self.sensorJSON(reports) : Self.sensorText(reports).text, terminator: "")
     }
 
     /// A value with up to four significant digits.
     static func number(_ v: Double) -> String { String(format: "%.4g", v) }
 
-    static func sensorText(_ reports: [SensorNoiseAnalysis.ChannelReport]) -> String {
+    static func sensorText(_ reports: [SensorNoiseAnalysis.ChannelReport]) -> TerminalText {
         guard !reports.isEmpty else { return "no channel with enough samples (\(SensorNoiseAnalysis.minimumSamples)) to analyse\n" }
-        var out = "Sensor noise per channel (σ from successive differences; the suggestion is checked by running the filter)\n\n"
+        var out: TerminalText = "Sensor noise per channel (σ from successive differences; the suggestion is checked by running the filter)\n\n"
         var rows: [[String]] = []
         for r in reports {
             let unit = r.unit.isEmpty ? "" : " \(r.unit)"
@@ -44,7 +44,7 @@ extension Analyze {
                 if s.outliers.spike > 0 { parts.append("spike \(number(s.outliers.spike))\(unit)") }
                 return parts.isEmpty ? "none" : parts.joined(separator: ", ")
             }
-            rows.append(["\(r.sensorName) \(r.channel)", "\(r.samples)", "\(r.interval / 1_000_000) ms", "\(number(r.noise))\(unit)",
+            rows.append([("\(r.sensorName) \(r.channel)" as TerminalText).text, "\(r.samples)", "\(r.interval / 1_000_000) ms", "\(number(r.noise))\(unit)",
                          "\(r.spikes) (\(r.phantomZeros) at 0)", "\(settings(r.builtIn)) → \(r.publishedWithBuiltIn)",
                          "\(settings(r.suggested)) → \(r.publishedWithSuggestion)"])
         }

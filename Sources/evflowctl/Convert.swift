@@ -55,8 +55,7 @@ struct Convert: ParsableCommand {
                 guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
                     throw CtlFailure.io("cannot write \(output)")
                 }
-                FileHandle.standardError.write(Data(("\(recorded.events.count) event(s) of \(parsed.devices[index].handle) "
-                    + "written to \(output)\n").utf8))
+                writeNote("\(recorded.events.count) event(s) of \(parsed.devices[index].handle) written to \(output)")
             } else {
                 FileHandle.standardOutput.write(Data(bytes))
             }

@@ -44,7 +44,7 @@ func runReporting(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let failure as CtlFailure {
-        FileHandle.standardError.write(Data("evflowctl: \(failure.description)\n".utf8))
+        writeNote("evflowctl: \(failure.description)")
         throw ExitCode(failure.code)
     }
 }
@@ -63,8 +63,8 @@ struct Devices: ParsableCommand {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.devices))
             guard case .devices(let devices, let sensors, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
             if global.json { printJSON(reply); return }
-            print(Render.devices(devices), terminator: "")
-            if !sensors.isEmpty { print("\n" + Render.sensors(sensors), terminator: "") }
+            print(Render.devices(devices).text, terminator: "")
+            if !sensors.isEmpty { print("\n" + Render.sensors(sensors).text, terminator: "") }
         }
     }
 }
@@ -79,8 +79,8 @@ struct State: ParsableCommand {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.state(device: device)))
             if global.json { printJSON(reply); return }
             switch reply.message {
-            case .state(let report, _): print(Render.state(report), terminator: "")
-            case .sensorState(let report, _): print(Render.sensorState(report), terminator: "")
+            case .state(let report, _): print(Render.state(report).text, terminator: "")
+            case .sensorState(let report, _): print(Render.sensorState(report).text, terminator: "")
             default: throw CtlFailure.protocolError("unexpected reply")
             }
         }
@@ -95,7 +95,7 @@ struct Stats: ParsableCommand {
         try runReporting {
             let reply = try DaemonClient(socketPath: global.socketPath).request(Request(.stats))
             guard case .stats(let stats, _) = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            if global.json { printJSON(reply) } else { print(Render.stats(stats), terminator: "") }
+            if global.json { printJSON(reply) } else { print(Render.stats(stats).text, terminator: "") }
         }
     }
 }
@@ -120,7 +120,8 @@ struct Metrics: ParsableCommand {
             }
             if global.json { printJSON(reply); return }
             guard let output else {
-                print(text, terminator: "")
+                // The daemon escapes its labels; an older one did not escape ids: lines kept, controls written out.
+                print(TerminalText(escapingLines: text).text, terminator: "")
                 return
             }
             try writeAtomically(Array(text.utf8), to: output)
@@ -164,7 +165,7 @@ struct Latency: ParsableCommand {
                         selected = match.id
                     }
                     if watch { print("\u{1B}[H\u{1B}[2J", terminator: "") }
-                    print(Render.latency(report, names: names, device: selected), terminator: "")
+                    print(Render.latency(report, names: names, device: selected).text, terminator: "")
                 }
                 fflush(nil)
                 if watch { for _ in 0..<10 where stopRequested == 0 { usleep(100_000) } }
@@ -234,7 +235,7 @@ struct Watch: ParsableCommand {
                 fflush(nil)
             } else if case .watch(_, let matched, _) = reply.message {
                 let what = sensor.isEmpty ? "device(s)" : "device(s) and sensor(s)"
-                FileHandle.standardError.write(Data("watching \(matched.count) \(what)\n".utf8))
+                writeNote("watching \(matched.count) \(what)")
             }
             installStopHandlers()
             var seen = 0
@@ -260,7 +261,7 @@ struct Watch: ParsableCommand {
                     }
                 }
                 seen += 1
-                if global.json { printJSON(m) } else { print(Render.streamLine(m.message, sensors: sensors)) }
+                if global.json { printJSON(m) } else { print(Render.streamLine(m.message, sensors: sensors).text) }
                 fflush(nil)   // all streams: `stdout` is not concurrency-safe to name
             }
         }
@@ -305,7 +306,7 @@ struct Record: ParsableCommand {
             let client = try DaemonClient(socketPath: global.socketPath)
             Self.noteHiddenKeys(client)
             let capture = try RawCapture.run(client, device: device, tag: "evflowctl-record", count: count, duration: duration) {
-                FileHandle.standardError.write(Data("recording \(VisibleText.escaped($0.name)) (\($0.id)); Ctrl-C to stop\n".utf8))
+                writeNote("recording \($0.name) (\($0.id)); Ctrl-C to stop")
             }
             let (info, frames) = (capture.info, capture.frames)
             var events = capture.events
@@ -317,7 +318,7 @@ struct Record: ParsableCommand {
                 guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
                     throw CtlFailure.io("cannot write \(output)")
                 }
-                FileHandle.standardError.write(Data("\(frames) frame(s) written to \(output)\n".utf8))
+                writeNote("\(frames) frame(s) written to \(output)")
             } else {
                 FileHandle.standardOutput.write(Data(bytes))
             }

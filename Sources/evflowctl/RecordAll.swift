@@ -106,7 +106,7 @@ struct SessionCapture {
                 }
                 recorder.remove(info.id, at: Self.monotonicNow())
             case .device(.inaccessible(let info, let reason)) where !stopping:
-                note("\(VisibleText.escaped(info.name)) (\(info.id)) cannot be opened by evflowd (\(VisibleText.escaped(reason))): not recorded")
+                note("\(info.name) (\(info.id)) cannot be opened by evflowd (\(reason)): not recorded")
             case .state(let report, let tag):
                 guard case .string(let t)? = tag, let id = pending.removeValue(forKey: t),
                       let index = recorder.device(id) else { continue }
@@ -153,7 +153,7 @@ extension Record {
             Self.noteHiddenKeys(client)
             installStopHandlers()
             let capture = SessionCapture(maxFrames: count, maxNanoseconds: duration) {
-                FileHandle.standardError.write(Data("\($0)\n".utf8))
+                writeNote(TerminalText(escaping: $0))   // one line: a line break in it is written out too
             }
             let result = try capture.run(client)
             let session = result.session
@@ -166,8 +166,8 @@ extension Record {
                 guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
                     throw CtlFailure.io("cannot write \(output)")
                 }
-                FileHandle.standardError.write(Data(("\(result.frames) frame(s) of \(session.devices.count) device(s), "
-                    + "\(appearances) appearance(s) written to \(output)\n").utf8))
+                writeNote("\(result.frames) frame(s) of \(session.devices.count) device(s), "
+                    + "\(appearances) appearance(s) written to \(output)")
             } else {
                 FileHandle.standardOutput.write(Data(bytes))
             }

@@ -17,7 +17,7 @@ extension Record {
             installStopHandlers()
             let reply = try client.request(Request(.watch(WatchRequest(stream: .raw, sensors: ["all"])), tag: .string("evflowctl-record")))
             guard case .watch = reply.message else { throw CtlFailure.protocolError("unexpected reply") }
-            FileHandle.standardError.write(Data("recording \(present.count) sensor(s); Ctrl-C to stop\n".utf8))
+            writeNote("recording \(present.count) sensor(s); Ctrl-C to stop")
             var recorder = SensorRecorder(sensors: present)
             let start = SessionCapture.monotonicNow()
             while stopRequested == 0, count.map({ recorder.sampleCount < $0 }) ?? true,
@@ -35,14 +35,14 @@ extension Record {
                 }
             }
             if recorder.unknownSamples > 0 {
-                FileHandle.standardError.write(Data("\(recorder.unknownSamples) sample(s) of sensors added while recording were not recorded\n".utf8))
+                writeNote("\(recorder.unknownSamples) sample(s) of sensors added while recording were not recorded")
             }
             let bytes = Array(recorder.recording.written().utf8)
             if let output {
                 guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
                     throw CtlFailure.io("cannot write \(output)")
                 }
-                FileHandle.standardError.write(Data("\(recorder.sampleCount) sample(s) of \(present.count) sensor(s) written to \(output)\n".utf8))
+                writeNote("\(recorder.sampleCount) sample(s) of \(present.count) sensor(s) written to \(output)")
             } else {
                 FileHandle.standardOutput.write(Data(bytes))
             }

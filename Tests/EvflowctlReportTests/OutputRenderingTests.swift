@@ -15,8 +15,8 @@ struct OutputRenderingTests {
 
     @Test("DEVICES gets an OUTPUT column when the server reports outputs: grabbed with the twin's node, waiting, or why not grabbed")
     func devicesColumn() {
-        #expect(!Render.devices([Self.keyboard(nil)]).contains("OUTPUT"), "a 1.2 server: no column")
-        let grabbed = Render.devices([Self.keyboard(DeviceOutputStatus(mode: .virtual, virtualNode: "/dev/input/event9", grab: .grabbed))])
+        #expect(!Render.devices([Self.keyboard(nil)]).text.contains("OUTPUT"), "a 1.2 server: no column")
+        let grabbed = Render.devices([Self.keyboard(DeviceOutputStatus(mode: .virtual, virtualNode: "/dev/input/event9", grab: .grabbed))]).text
         #expect(grabbed.hasPrefix("ID") && grabbed.contains("OUTPUT"))
         #expect(grabbed.contains("virtual, grabbed → /dev/input/event9"))
         #expect(Render.output(.observed) == "observe")
@@ -28,11 +28,11 @@ struct OutputRenderingTests {
 
     @Test("STATE has an output line; STATS a table of frames written and write errors per device")
     func stateAndStats() {
-        let state = Render.state(DeviceStateReport(device: Self.keyboard(DeviceOutputStatus(mode: .virtual, reason: "released by the panic chord"))))
+        let state = Render.state(DeviceStateReport(device: Self.keyboard(DeviceOutputStatus(mode: .virtual, reason: "released by the panic chord")))).text
         #expect(state.contains("output      virtual, released by the panic chord\n"))
         var stats = ServerStats(release: "1", uptime: 1, now: 1, devices: 1, clients: 0, watchers: 0, liveResources: 0)
         stats.deviceOutput = [Self.keyboard(nil).id: DeviceOutputCounters(framesWritten: 812, writeErrors: 2)]
-        let text = Render.stats(stats)
+        let text = Render.stats(stats).text
         #expect(text.contains("WRITTEN") && text.contains("WRITE ERRORS"))
         #expect(text.contains("0003:0001:0002-00000001  812      2"))
     }

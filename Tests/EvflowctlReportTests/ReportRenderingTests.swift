@@ -10,7 +10,7 @@ import Testing
 struct ReportRenderingTests {
     @Test("text report: counts, non-empty buckets, outcomes, suggestion with its reasoning")
     func textReport() {
-        let text = Synthetic.report().renderText()
+        let text = Synthetic.report().renderText().text
         #expect(text.hasPrefix("Chatter analysis: release→press gaps and press→release holds under 100ms, 5 ms buckets\n"))
         #expect(text.contains("\nSynthetic (\(Synthetic.info.id.rawValue))\n"))
         #expect(text.contains("  BTN_LEFT: 200 presses, 200 releases, 0 repeats\n"))
@@ -104,7 +104,7 @@ struct ReportRenderingTests {
     @Test("--axes: text and --config-out carry the axis whose fuzz is not enough")
     func axes() throws {
         let (info, axes) = Self.stick()
-        let text = AxisNoiseAnalysis.renderText(axes)
+        let text = AxisNoiseAnalysis.renderText(axes).text
         #expect(text.contains("    suggested hysteresis: 12 (the stick swings more than its fuzz at rest)\n"))
         #expect(text.contains("    suggested hysteresis: fuzz (4) already covers it\n"))
         let yaml = ChatterAnalysis.analyze([]).configSnippet(axes: axes)

@@ -61,7 +61,7 @@ struct TopScreenTests {
     func screen() {
         let a = Self.sample(at: 0, [(Self.keyboard, 0, 0, 0), (Self.evil, 0, 0, 0)])
         let b = Self.sample(at: 1, [(Self.keyboard, 10, 10, 0), (Self.evil, 50, 5, 0)])
-        let lines = TopScreen.lines(b, previous: a, sort: .eventsIn, descending: true, width: 80, height: 24)
+        let lines = TopScreen.lines(b, previous: a, sort: .eventsIn, descending: true, width: 80, height: 24).map(\.text)
         #expect(lines.count <= 24)
         #expect(lines.allSatisfy { $0.count <= 80 })
         #expect(lines.allSatisfy { !$0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f } })
@@ -70,7 +70,37 @@ struct TopScreenTests {
         #expect(lines.contains { $0.hasPrefix("Keyboard") && $0.contains("120 µs") && $0.contains("2.50 ms") && $0.hasSuffix("KEY_A") })
         #expect(lines.contains { $0.contains("mqtt\\x1b]0;x") })
         #expect(TopScreen.lines(b, previous: a, sort: .eventsIn, descending: true, width: 40, height: 5)
-            .allSatisfy { $0.count <= 40 })
+            .allSatisfy { $0.width <= 40 })
         #expect(TopScreen.lines(b, previous: a, sort: .eventsIn, descending: true, width: 40, height: 5).count == 5)
+    }
+
+    /// Issue #34, finding 12: `top` padded and cut by Characters, not terminal columns: a CJK
+    /// name (2 columns a character) pushed its row past 80 and the terminal wrapped it; a name
+    /// with combining marks or zero-width joiners came out short. Every line of a frame must fit.
+    @Test("issue #34 (12): CJK, emoji and combining names: every line fits 80 columns, columns stay aligned")
+    func displayWidth() {
+        let names = ["東京都のキーボード東京都のキーボード東京都のキーボード", "한국어 키보드 한국어 키보드 한국어 키보드 한국어",
+                     "Keyboard 😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀", "e\u{301}\u{302}\u{303}" + String(repeating: "a\u{301}", count: 40),
+                     "👩\u{200D}👩\u{200D}👧 family keyboard 👩\u{200D}👩\u{200D}👧", "ＦＵＬＬＷＩＤＴＨ　ＫＥＹＢＯＡＲＤ　ＮＡＭＥ", "K short"]
+        let devices = names.enumerated().map { (Self.device($0.element, id: "d\($0.offset)"), eventsIn: UInt64(10), eventsOut: UInt64(5), chatter: UInt64(0)) }
+        let a = Self.sample(at: 0, devices), b = Self.sample(at: 1, devices)
+        for width in [80, 100, 40] {
+            let lines = TopScreen.lines(b, previous: a, sort: .name, descending: false, width: width, height: 50)
+            for line in lines {
+                #expect(line.width <= width, "\(width): \(line.width) columns: \(line.text)")
+            }
+            // The numeric columns start at the same column on every device row.
+            let rows = lines.filter { l in names.contains { n in l.text.hasPrefix(String(n.prefix(2))) } }
+            #expect(rows.count == names.count)
+            if width >= 80 {
+                let rateColumns = Set(rows.map { row -> Int in
+                    let t = row.text
+                    return DisplayWidth.of(String(t[..<(t.firstIndex { $0.isASCII && $0.isNumber } ?? t.endIndex)]))
+                })
+                #expect(rateColumns.count == 1, "rates start at columns \(rateColumns)")
+            }
+        }
+        #expect(DisplayWidth.of("東京") == 4 && DisplayWidth.of("e\u{301}") == 1 && DisplayWidth.of("😀") == 2
+                && DisplayWidth.of("a\u{200B}b") == 2 && DisplayWidth.of("ＡＢ") == 4)
     }
 }

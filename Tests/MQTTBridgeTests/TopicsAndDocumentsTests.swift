@@ -41,6 +41,42 @@ let keyboard: DeviceInfo = {
         #expect(!t.state("x/+#").dropFirst(t.prefix.count).contains { $0 == "+" || $0 == "#" })
     }
 
+    /// Issue #34, finding 7: `segment` compared Swift Characters, and `/` + U+0301 is one
+    /// Character that is not `/`: the slash stayed in the topic (an extra level), and `+`/`#`
+    /// with a combining mark stayed wildcards (the broker refuses the publish). Checked on the
+    /// topic's bytes, as the broker reads them.
+    @Test func combiningMarksAfterSlashOrWildcardDoNotSurviveIntoATopic() throws {
+        let t = try TopicLayout(hostname: "h\u{301}/x\u{301}")
+        #expect(t.prefix.utf8.filter { $0 == UInt8(ascii: "/") }.count == 1, "\(t.prefix)")
+        for mark in ["\u{301}", "\u{20DD}", "\u{301}\u{302}", "\u{FE0F}", "\u{200D}"] {
+            for reserved in ["/", "+", "#", "\0"] {
+                let id = "dev" + reserved + mark + "ice" + reserved + mark
+                let segment = TopicLayout.segment(id)
+                #expect(!segment.utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 },
+                        "\(id.unicodeScalars.map { String($0.value, radix: 16) }) -> \(segment.debugDescription)")
+                // Exactly the fixed levels: prefix (2) + devices + id + state.
+                let topic = t.state(id)
+                #expect(topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).count == 5)
+                #expect(TopicLayout.segment(id).unicodeScalars.filter { $0 == "_" }.count == 2)
+                if reserved != "\0" {
+                    #expect(throws: ConfigError.self) { try TopicLayout(hostname: "h", prefix: reserved == "/" ? reserved + mark + "a" : "a" + reserved + mark) }
+                }
+            }
+        }
+        #expect(throws: ConfigError.self) { try TopicLayout(hostname: "h", prefix: "a\0b") }
+    }
+
+    @Test("issue #34: an over-long id is cut to a bounded segment, and two that share a beginning stay apart")
+    func overLongSegmentsAreBoundedAndDistinct() throws {
+        let t = try TopicLayout(hostname: "h", prefix: String(repeating: "p", count: 32_000))
+        let a = String(repeating: "é", count: 40_000) + "a", b = String(repeating: "é", count: 40_000) + "b"
+        #expect(TopicLayout.segment(a).utf8.count <= TopicLayout.maxSegmentBytes)
+        #expect(TopicLayout.segment(a) != TopicLayout.segment(b))
+        #expect(TopicLayout.segment(a).unicodeScalars.allSatisfy { $0 == "é" || $0 == "~" || $0.properties.isASCIIHexDigit })
+        #expect(t.events(a, type: String(repeating: "T", count: 70_000), code: "KEY_A").utf8.count <= 65_535)
+        #expect(TopicLayout.segment("short/id") == "short_id", "short text is only mapped, never cut")
+    }
+
     @Test func badPrefixesAreRefusedWithTheOptionName() {
         for bad in ["", "a/#", "a/+/b", "/a", "a/"] {
             #expect(throws: ConfigError.self) { try TopicLayout(hostname: "h", prefix: bad) }

@@ -136,9 +136,10 @@ final class MetricsExporter: Sendable {
         for (info, c) in m.devices {
             present.insert(info.id)
             var counters = s.deviceCounters[info.id] ?? [:]
-            // The name as evflowctl prints it: its control characters (ESC, NUL…) written out, which the
-            // text format has no escape for (it escapes only `\\`, `"` and newline, and so does the library).
-            let labels = ["device": info.id.rawValue, "name": VisibleText.escaped(info.name)]
+            // The id and name as evflowctl prints them: their control characters (ESC, NUL…) written out,
+            // which the text format has no escape for (it escapes only `\\`, `"` and newline, and so does
+            // the library). A replayed session's ids are the file's: a stranger's text like the names.
+            let labels = ["device": VisibleText.escaped(info.id.rawValue), "name": VisibleText.escaped(info.name)]
             count(&counters, "evflow_device_frames_in_total", labels, c.framesIn)
             count(&counters, "evflow_device_events_in_total", labels, c.eventsIn)
             count(&counters, "evflow_device_frames_out_total", labels, c.framesOut)
@@ -171,7 +172,7 @@ final class MetricsExporter: Sendable {
         for sensor in sensors {
             let info = sensor.info
             present.insert(info.id)
-            let labels = ["sensor": info.id.rawValue, "name": VisibleText.escaped(info.name)]
+            let labels = ["sensor": VisibleText.escaped(info.id.rawValue), "name": VisibleText.escaped(info.name)]
             var counters = s.sensorCounters[info.id] ?? [:]
             count(&counters, "evflow_sensor_samples_in_total", labels, sensor.samplesIn)
             count(&counters, "evflow_sensor_samples_out_total", labels, sensor.samplesOut)

@@ -1,12 +1,13 @@
 import Pipeline
 
-// `evflowctl analyze` as text: the analysis (Pipeline) computes, this file only words it.
+// `evflowctl analyze` as text: the analysis (Pipeline) computes, this file only words it, as
+// `TerminalText` (the device names and ids come from the recording: every value is escaped).
 
 extension ChatterReport {
     /// A human-readable report: per code the counts, both histograms (non-empty buckets) and
     /// the suggestion with its reasoning.
-    func renderText() -> String {
-        var out = "Chatter analysis: release→press gaps and press→release holds under "
+    func renderText() -> TerminalText {
+        var out: TerminalText = "Chatter analysis: release→press gaps and press→release holds under "
             + "\(ChatterAnalysis.ms(ChatterAnalysis.threshold)), 5 ms buckets\n"
         if codes.isEmpty { return out + "no key or button events\n" }
         var device = ""
@@ -33,17 +34,17 @@ extension ChatterReport {
         return out
     }
 
-    private static func histogramText(_ title: String, _ h: Histogram, shortest: Int64?) -> String {
-        let shortestText = shortest.map { ", shortest \(ChatterAnalysis.ms($0))" } ?? ""
+    private static func histogramText(_ title: String, _ h: Histogram, shortest: Int64?) -> TerminalText {
+        let shortestText: TerminalText = shortest.map { ", shortest \(ChatterAnalysis.ms($0))" } ?? ""
         guard h.total > 0 else { return "    \(title): none under 100ms\(shortestText)\n" }
-        var s = "    \(title): \(h.total) under 100ms\(shortestText)\n"
+        var s: TerminalText = "    \(title): \(h.total) under 100ms\(shortestText)\n"
         let width = ChatterAnalysis.bucketWidth / 1_000_000
         let most = h.counts.max() ?? 1
         for (i, n) in h.counts.enumerated() where n > 0 {
             let lo = Int64(i) * width, hi = lo + width
             let label = "\(lo)–\(hi)ms"
             let bar = String(repeating: "#", count: max(1, n * 30 / most))
-            s += "      " + label + String(repeating: " ", count: max(1, 10 - label.count)) + "\(n) \(bar)\n"
+            s += "      \(label + String(repeating: " ", count: max(1, 10 - label.count)))\(n) \(bar)\n"
         }
         return s
     }
@@ -51,8 +52,8 @@ extension ChatterReport {
 
 extension AxisNoiseAnalysis {
     /// The `--axes` section of the text report.
-    static func renderText(_ axes: [AxisReport]) -> String {
-        var out = "\nAxes at rest: slices of 100ms spanning at most 5% of the axis' range\n"
+    static func renderText(_ axes: [AxisReport]) -> TerminalText {
+        var out: TerminalText = "\nAxes at rest: slices of 100ms spanning at most 5% of the axis' range\n"
         if axes.isEmpty { return out + "no absolute axis events\n" }
         var device = ""
         for a in axes {

@@ -34,16 +34,45 @@ extension ChatterReport {
             let h = String(v, radix: 16)
             return String(repeating: "0", count: 4 - h.count) + h
         }
-        func quoted(_ s: String) -> String {
-            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
         for (_, list) in devices {
             let first = list[0]
-            out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(quoted(first.deviceName)) }\n"
+            out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(Self.yamlQuoted(first.deviceName)) }\n"
             out += "    # output: virtual   # uncomment so that every program, not only evflow's clients, gets the filtered stream\n"
             out += "    codes:\n"
             for e in list { out += "      \(e.line)\n" }
         }
         return out
+    }
+
+    /// `text` as a YAML double-quoted scalar that reads back as exactly `text`: `\\` and `"`
+    /// escaped, and every character YAML does not allow raw in a file (C0 controls, DEL, C1,
+    /// U+FEFF, U+FFFE/FFFF; libyaml refuses the file) or would change (a line break, NEL, U+2028
+    /// or U+2029, in a quoted scalar folds to a space, so a name with one would never match) written as `\xNN`,
+    /// `\uNNNN`; so are bidi controls and a leading combining mark, as evflowctl's one escaping
+    /// rule writes them (the file is read on terminals). Issue #34, finding 9: a name with ESC gave a file `evflowd --check-config`
+    /// refused; one with a newline a rule that matched nothing.
+    static func yamlQuoted(_ text: String) -> String {
+        var out = "\""
+        for (i, u) in text.unicodeScalars.enumerated() {
+            // Shown on a terminal (`cat`), the file is text a stranger wrote: bidi controls and a
+            // leading combining mark are written out as evflowctl's one rule writes them.
+            let bidi = [0x061C, 0x200E, 0x200F].contains(u.value) || (0x202A...0x202E).contains(u.value)
+                || (0x2066...0x2069).contains(u.value)
+            let leadingMark = i == 0 && [.nonspacingMark, .spacingMark, .enclosingMark].contains(u.properties.generalCategory)
+            switch u.value {
+            case 0x5C: out += "\\\\"
+            case 0x22: out += "\\\""
+            case _ where bidi || leadingMark:
+                let h = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            case 0x20...0x7E, 0xA0...0x2027, 0x202A...0xD7FF, 0xE000...0xFEFE, 0xFF00...0xFFFD, 0x10000...:
+                out.unicodeScalars.append(u)
+            default:
+                let h = String(u.value, radix: 16)
+                out += u.value <= 0xFF ? "\\x" + String(repeating: "0", count: 2 - h.count) + h
+                                       : "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            }
+        }
+        return out + "\""
     }
 }

@@ -50,9 +50,9 @@ struct Top: ParsableCommand {
                                             width: size.width, height: size.height)
                 if terminal != nil {
                     // Home, each line then clear to its end, clear below: no flicker, no scrolling.
-                    RawTerminal.write("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
+                    RawTerminal.write("\u{1B}[H" + lines.map { $0.text + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
                 } else {
-                    print(lines.joined(separator: "\n") + "\n")
+                    print(lines.map(\.text).joined(separator: "\n") + "\n")
                     fflush(nil)   // `stdout` is not concurrency-safe to name
                 }
                 drawn += 1

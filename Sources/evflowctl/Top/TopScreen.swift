@@ -126,41 +126,24 @@ enum TopScreen {
         }
     }
 
-    /// Text from the daemon made safe for a terminal: control characters (an escape sequence
-    /// in a device name would move the cursor or retitle the window) shown as `\xNN`.
-    static func printable(_ s: String) -> String {
-        var out = ""
-        for u in s.unicodeScalars {
-            if u.value < 0x20 || (0x7f...0x9f).contains(u.value) {
-                let h = String(u.value, radix: 16)
-                out += "\\x" + (h.count < 2 ? "0" + h : h)
-            } else {
-                out.unicodeScalars.append(u)
-            }
-        }
-        return out
-    }
-
-    /// `s` cut or padded to exactly `width` characters (cut text ends in `…`).
-    static func fit(_ s: String, _ width: Int, right: Bool = false) -> String {
-        guard width > 0 else { return "" }
-        if s.count > width { return String(s.prefix(width - 1)) + "…" }
-        let pad = String(repeating: " ", count: width - s.count)
-        return right ? pad + s : s + pad
+    /// `s` (escaped) cut or padded to exactly `width` terminal columns (cut text ends in `…`).
+    static func fit(_ s: String, _ width: Int, right: Bool = false) -> TerminalText {
+        TerminalText(escaping: s).fit(width, right: right)
     }
 
     static func rate(_ v: Double) -> String { v >= 10 ? String(format: "%.0f", v) : String(format: "%.1f", v) }
 
     /// The screen: a header, the device table, the client table; every line at most `width`
-    /// characters (never wrapped) and at most `height` lines.
+    /// terminal columns (never wrapped: wide characters count 2, combining marks 0) and at most
+    /// `height` lines.
     static func lines(_ now: TopSample, previous: TopSample?, sort: TopSort, descending: Bool,
-                      width: Int, height: Int) -> [String] {
-        var out: [String] = []
+                      width: Int, height: Int) -> [TerminalText] {
+        var out: [TerminalText] = []
         let s = now.stats
-        out.append("evflowd \(printable(s.release)), up \(Render.duration(UInt64(max(0, s.uptime) * 1e9))), "
+        out.append("evflowd \(s.release), up \(Render.duration(UInt64(max(0, s.uptime) * 1e9))), "
                    + "\(s.devices) device(s), \(s.clients) client(s)")
         out.append("sort: \(sort.heading) \(descending ? "↓" : "↑")   keys: "
-                   + TopSort.allCases.map { String($0.key) }.joined(separator: " ") + " sort, r reverse, q quit")
+                   + "\(TopSort.allCases.map { String($0.key) }.joined(separator: " ")) sort, r reverse, q quit")
         out.append("")
         let fixed = 7 + 7 + 6 + 8 + 9 + 9   // the numeric columns
         let nameWidth = max(12, min(32, width - fixed - 12))
@@ -169,20 +152,25 @@ enum TopScreen {
                    + fit("P99", 9, right: true) + "  HELD")
         for r in deviceRows(now, previous: previous, sort: sort, descending: descending) {
             let latency = { (v: UInt64?) in v.map { Render.duration($0) } ?? "-" }
-            out.append(fit(printable(r.name), nameWidth) + fit(rate(r.eventsIn), 7, right: true)
+            out.append(fit(r.name, nameWidth) + fit(rate(r.eventsIn), 7, right: true)
                        + fit(rate(r.eventsOut), 7, right: true)
                        + fit(r.filtered.map { String(format: "%.0f%%", $0 * 100) } ?? "-", 6, right: true)
                        + fit(String(r.chatter), 8, right: true) + fit(latency(r.p50), 9, right: true)
-                       + fit(latency(r.p99), 9, right: true) + "  " + (r.held.isEmpty ? "-" : r.held.joined(separator: " ")))
+                       + fit(latency(r.p99), 9, right: true) + "  \(r.held.isEmpty ? "-" : r.held.joined(separator: " "))")
         }
         out.append("")
         out.append(fit("CLIENT", 7) + fit("PID", 8) + fit("ID", 22) + fit("STREAM", 9) + fit("SENT/s", 8, right: true)
                    + fit("DROPPED", 9, right: true) + fit("BUFFERED", 10, right: true))
         for c in clientRows(now, previous: previous) {
-            out.append(fit(String(c.client), 7) + fit(c.pid.map { String($0) } ?? "-", 8) + fit(printable(c.tag), 22)
+            out.append(fit(String(c.client), 7) + fit(c.pid.map { String($0) } ?? "-", 8) + fit(c.tag, 22)
                        + fit(c.stream, 9) + fit(rate(c.sentPerSecond), 8, right: true) + fit(String(c.dropped), 9, right: true)
                        + fit(String(c.buffered), 10, right: true))
         }
-        return out.prefix(max(0, height)).map { line in line.count > width ? String(line.prefix(max(0, width - 1))) + "…" : line }
+        // Cut by display width; the padding a cut leaves at the end goes too.
+        return out.prefix(max(0, height)).map { line in
+            guard line.width > width else { return line }
+            let cut = line.fit(width).text
+            return TerminalText(escaping: String(cut.reversed().drop { $0 == " " }.reversed()))
+        }
     }
 }
