@@ -11,6 +11,7 @@ Event script (--events TEXT or --events-file FILE; whitespace separated, '#' sta
                in numbers (1:30 or 0x01:0x1e)
   .            SYN_REPORT (ends a frame)
   +10ms +0.5s  sleep
+               (the events between two sleeps, waits or touches are written in one write(2))
   @FILE        wait until FILE exists (a handshake with the reader)
   !FILE        create FILE (tell the reader the script got this far)
 Without a script a short default one for the kind is played (see DEFAULT_SCRIPTS).
@@ -242,24 +243,41 @@ class Device:
     def emit(self, etype, code, value):
         os.write(self.fd, INPUT_EVENT.pack(0, 0, etype, code, value))   # the kernel stamps it
 
+    def write(self, events):
+        """Writes packed input_events (time 0: the kernel stamps each frame as it passes)."""
+        view = memoryview(events)
+        while view:
+            view = view[os.write(self.fd, view):]
+
     def destroy(self):
         fcntl.ioctl(self.fd, UI_DEV_DESTROY)
         os.close(self.fd)
 
 
 def play(dev, steps):
-    """Runs the script once; returns how many events were written."""
+    """Runs the script once; returns how many events were written. The events between two
+    sleeps, waits or touches go to the kernel in one write(2): a bounce written right after a
+    release must reach the kernel right after it, and under emulation the guest can stall for
+    20 ms between two writes (a slow host descheduling the virtual CPU), far less often inside
+    one system call."""
     count = 0
+    batch = bytearray()
     for step in steps:
         if step[0] == "event":
-            dev.emit(*step[1:])
+            batch += INPUT_EVENT.pack(0, 0, *step[1:])
             count += 1
-        elif step[0] == "sleep":
+            continue
+        if batch:
+            dev.write(batch)
+            batch = bytearray()
+        if step[0] == "sleep":
             time.sleep(step[1])
         elif step[0] == "touch":
             open(step[1], "w").close()
         else:
             wait_for(step[1])
+    if batch:
+        dev.write(batch)
     return count
 
 
