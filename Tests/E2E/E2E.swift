@@ -344,15 +344,24 @@ struct E2E {
         }
         let removed = waitUntil(timeout: 60) { recorder.count("removed", name) > 0 }
         let status = child.wait()
-        // Let udev deliver its own `remove` too, then look again: still one removal.
+        // Let udev deliver its own `remove` too, then look again: still one removal. Not after
+        // a grace period (which a late message would outlast): once udev is done (settle), a
+        // sentinel device is plugged in, whose `add` reaches the monitor's socket after that
+        // `remove`; when the sentinel is announced, the `remove` has been handled. The
+        // sentinel then goes too, before the leak check.
         run(["udevadm", "settle", "--timeout=10"])
-        // A real-time grace for the monitor's netlink message after settle: udev's `remove`
-        // has no later event on the same socket to wait for instead.
-        usleep(300_000)
+        let sentinelName = "\(prefix) vanish sentinel\(roundSuffix)"
+        let sentinel = try? Child.device("switch", ["--events", "", "--hold", "60"], name: sentinelName)
+        let sentinelSeen = waitUntil(timeout: 60) { recorder.count("added", sentinelName) > 0 }
+        let after = monitor.statistics      // (before the sentinel's own removal counts)
+        if let sentinel {
+            kill(sentinel.pid, SIGTERM)
+            sentinel.wait()
+        }
+        waitUntil(timeout: 30) { recorder.count("removed", sentinelName) > 0 }
         let settled = waitUntil(timeout: 10) {
             openFileDescriptorCount() == fds0 && monitor.scopeCount == scopes0 && LiveResources.count == live0
         }
-        let after = monitor.statistics
         let changes = recorder.changes(named: name)
         let info = changes.first { $0.change.kind == "added" }?.change.device
         let log = info.map { recorder.log(of: $0) } ?? Recorder.DeviceLog()
@@ -384,9 +393,10 @@ struct E2E {
         report.check(after.removedOnENODEV - before.removedOnENODEV == 1,
                      "vanish: removal came from ENODEV, before udev's remove",
                      "ENODEV removals +\(after.removedOnENODEV - before.removedOnENODEV), udev removals +\(after.removedOnUdevRemove - before.removedOnUdevRemove)")
-        report.check(changes.filter { $0.change.kind == "removed" }.count == 1 && after.removedOnUdevRemove == before.removedOnUdevRemove,
+        report.check(sentinelSeen && changes.filter { $0.change.kind == "removed" }.count == 1
+                        && after.removedOnUdevRemove == before.removedOnUdevRemove,
                      "vanish: removed exactly once although udev's remove followed",
-                     changes.map(\.change.kind).joined(separator: ","))
+                     changes.map(\.change.kind).joined(separator: ",") + "; sentinel announced after udev's remove: \(sentinelSeen)")
         report.check(log.completed && !partial, "vanish: frames whole, keys released by the kernel's last frame, then completed",
                      "completed \(log.completed); last \(describe(Array(log.frames.suffix(1))))"
                         + (broken.isEmpty ? "" : "; broken \(broken.prefix(3))"))
