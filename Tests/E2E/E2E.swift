@@ -449,6 +449,14 @@ struct E2E {
         touch(create)
         // Wait until the monitor has failed at least twice on the locked node, then fix it.
         let node = waitUntil(timeout: 60) { readFile(fixedNode) != nil } ? readFile(fixedNode)! : ""
+        // Udev done with the fixed node (the rule's owner applied) before it is fixed: the
+        // helper names the node as soon as the kernel makes it, and when the never-readable
+        // device came first its retries alone reached the count below while udev had not yet
+        // handled this one; its rule then undid the chmod (or the chmod, by nobody, failed).
+        let locked = waitUntil(timeout: 60) {
+            var st = stat()
+            return stat(node, &st) == 0 && st.st_uid == nobody && st.st_mode & 0o777 == 0
+        }
         let retrying = waitUntil(timeout: 60) { monitor.statistics.openRetries - retries0 >= 4 }
         let chmodOK = chmod(node, 0o400) == 0
         let fixedAdded = waitUntil(timeout: 20) { recorder.count("added", fixedName) > 0 }
@@ -469,9 +477,9 @@ struct E2E {
         }()
         let fixedInfo = recorder.changes(named: fixedName).first { $0.change.kind == "added" }?.change.device
         let fixedFrames = fixedInfo.map { describe(recorder.log(of: $0).frames) } ?? ""
-        report.check(retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
+        report.check(locked && retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
                      "permissions: EACCES retried with backoff; node made readable later → added and read",
-                     "node \(node), open retries (both devices) \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
+                     "node \(node) (locked by udev \(locked), chmod \(chmodOK)), open retries (both devices) \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
         report.check(neverGaveUp && neverChanges.map(\.change.kind) == ["inaccessible", "removed"] && reason.contains("Permission denied")
                         && gaveUpAfter > 5_000_000_000 && gaveUpAfter < 20_000_000_000,
                      "permissions: never readable → inaccessible after the bounded retry, then removed",
