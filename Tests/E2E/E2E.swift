@@ -344,15 +344,24 @@ struct E2E {
         }
         let removed = waitUntil(timeout: 60) { recorder.count("removed", name) > 0 }
         let status = child.wait()
-        // Let udev deliver its own `remove` too, then look again: still one removal.
+        // Let udev deliver its own `remove` too, then look again: still one removal. Not after
+        // a grace period (which a late message would outlast): once udev is done (settle), a
+        // sentinel device is plugged in, whose `add` reaches the monitor's socket after that
+        // `remove`; when the sentinel is announced, the `remove` has been handled. The
+        // sentinel then goes too, before the leak check.
         run(["udevadm", "settle", "--timeout=10"])
-        // A real-time grace for the monitor's netlink message after settle: udev's `remove`
-        // has no later event on the same socket to wait for instead.
-        usleep(300_000)
+        let sentinelName = "\(prefix) vanish sentinel\(roundSuffix)"
+        let sentinel = try? Child.device("switch", ["--events", "", "--hold", "60"], name: sentinelName)
+        let sentinelSeen = waitUntil(timeout: 60) { recorder.count("added", sentinelName) > 0 }
+        let after = monitor.statistics      // (before the sentinel's own removal counts)
+        if let sentinel {
+            kill(sentinel.pid, SIGTERM)
+            sentinel.wait()
+        }
+        waitUntil(timeout: 30) { recorder.count("removed", sentinelName) > 0 }
         let settled = waitUntil(timeout: 10) {
             openFileDescriptorCount() == fds0 && monitor.scopeCount == scopes0 && LiveResources.count == live0
         }
-        let after = monitor.statistics
         let changes = recorder.changes(named: name)
         let info = changes.first { $0.change.kind == "added" }?.change.device
         let log = info.map { recorder.log(of: $0) } ?? Recorder.DeviceLog()
@@ -384,9 +393,10 @@ struct E2E {
         report.check(after.removedOnENODEV - before.removedOnENODEV == 1,
                      "vanish: removal came from ENODEV, before udev's remove",
                      "ENODEV removals +\(after.removedOnENODEV - before.removedOnENODEV), udev removals +\(after.removedOnUdevRemove - before.removedOnUdevRemove)")
-        report.check(changes.filter { $0.change.kind == "removed" }.count == 1 && after.removedOnUdevRemove == before.removedOnUdevRemove,
+        report.check(sentinelSeen && changes.filter { $0.change.kind == "removed" }.count == 1
+                        && after.removedOnUdevRemove == before.removedOnUdevRemove,
                      "vanish: removed exactly once although udev's remove followed",
-                     changes.map(\.change.kind).joined(separator: ","))
+                     changes.map(\.change.kind).joined(separator: ",") + "; sentinel announced after udev's remove: \(sentinelSeen)")
         report.check(log.completed && !partial, "vanish: frames whole, keys released by the kernel's last frame, then completed",
                      "completed \(log.completed); last \(describe(Array(log.frames.suffix(1))))"
                         + (broken.isEmpty ? "" : "; broken \(broken.prefix(3))"))
@@ -439,6 +449,14 @@ struct E2E {
         touch(create)
         // Wait until the monitor has failed at least twice on the locked node, then fix it.
         let node = waitUntil(timeout: 60) { readFile(fixedNode) != nil } ? readFile(fixedNode)! : ""
+        // Udev done with the fixed node (the rule's owner applied) before it is fixed: the
+        // helper names the node as soon as the kernel makes it, and when the never-readable
+        // device came first its retries alone reached the count below while udev had not yet
+        // handled this one; its rule then undid the chmod (or the chmod, by nobody, failed).
+        let locked = waitUntil(timeout: 60) {
+            var st = stat()
+            return stat(node, &st) == 0 && st.st_uid == nobody && st.st_mode & 0o777 == 0
+        }
         let retrying = waitUntil(timeout: 60) { monitor.statistics.openRetries - retries0 >= 4 }
         let chmodOK = chmod(node, 0o400) == 0
         let fixedAdded = waitUntil(timeout: 20) { recorder.count("added", fixedName) > 0 }
@@ -459,9 +477,9 @@ struct E2E {
         }()
         let fixedInfo = recorder.changes(named: fixedName).first { $0.change.kind == "added" }?.change.device
         let fixedFrames = fixedInfo.map { describe(recorder.log(of: $0).frames) } ?? ""
-        report.check(retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
+        report.check(locked && retrying && chmodOK && fixedAdded && fixedKinds == ["added", "removed"] && fixedFrames == "KEY_A=1 . KEY_A=0",
                      "permissions: EACCES retried with backoff; node made readable later → added and read",
-                     "node \(node), open retries (both devices) \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
+                     "node \(node) (locked by udev \(locked), chmod \(chmodOK)), open retries (both devices) \(monitor.statistics.openRetries - retries0), changes \(fixedKinds), frames \(fixedFrames)")
         report.check(neverGaveUp && neverChanges.map(\.change.kind) == ["inaccessible", "removed"] && reason.contains("Permission denied")
                         && gaveUpAfter > 5_000_000_000 && gaveUpAfter < 20_000_000_000,
                      "permissions: never readable → inaccessible after the bounded retry, then removed",

@@ -66,11 +66,22 @@ extension E2E {
                      differing.map { "\($0): \(readFile("\(physicalSys)/\($0)")?.trimmingNewline() ?? "-") vs \(readFile("\(twinSys)/\($0)")?.trimmingNewline() ?? "-")" }
                         .joined(separator: "; "))
 
-        // The monitor sees the twin's udev add and must skip it.
-        usleep(1_500_000)
+        // The monitor sees the twin's udev add and must skip it. Not "nothing within a while"
+        // (a late add would pass that): once udev is done with the twin (settle), a sentinel
+        // device is plugged in; its add reaches the monitor's socket after the twin's, so when
+        // the sentinel is announced the twin's add has been handled.
+        let sentinelName = "\(prefix) twin sentinel\(roundSuffix)"
+        run(["udevadm", "settle", "--timeout=30"])
+        let sentinel = try? Child.device("switch", ["--events", "", "--hold", "60"], name: sentinelName)
+        let sentinelSeen = waitUntil(timeout: 60) { recorder.count("added", sentinelName) > 0 }
         let seen = recorder.changes(prefix: prefix).filter { $0.change.device.name.hasSuffix(" (evflow)") }
-        report.check(seen.isEmpty, "twin: the monitor does not take the twin as an input",
-                     seen.map { "\($0.change.kind) \($0.change.device.name)" }.joined(separator: ", "))
+        report.check(sentinelSeen && seen.isEmpty, "twin: the monitor does not take the twin as an input",
+                     "sentinel announced after the twin's add: \(sentinelSeen); twins announced: " +
+                        seen.map { "\($0.change.kind) \($0.change.device.name)" }.joined(separator: ", "))
+        if let sentinel {
+            kill(sentinel.pid, SIGTERM)
+            sentinel.wait()
+        }
 
         let other = open(physicalNode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         let twinReader = open(twinNode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)

@@ -204,14 +204,37 @@ def case_activation():
           saw=f"evflowctl devices exit {p.returncode}\n{p.stdout}{p.stderr}{after}")
 
 
+# A bounce's re-press must come inside the key filter's window (15 ms) after the release. The
+# suite writes it right after the release, no sleep: under TCG a 4-ms sleep took 19.3 ms once,
+# a real second press then, which the filter rightly passed. Should the guest still stall
+# between the two writes, the attempt is not what the case meant to type (the raw stream's
+# kernel times say so): it is typed again, up to BOUNCE_ATTEMPTS times, and judged only on an
+# attempt whose every re-press was a bounce.
+BOUNCE_WINDOW_MS = 15
+BOUNCE_ATTEMPTS = 3
+typings = iter(range(1, 1 << 30))   # each typing's own files and device name (a case may be named twice)
+
+
 def case_bounce():
+    for attempt in range(1, BOUNCE_ATTEMPTS + 1):
+        verdict = bounce_attempt(attempt, next(typings))
+        if verdict is not None:
+            check("bounce", *verdict)
+            return
+    check("bounce", False, f"in {BOUNCE_ATTEMPTS} attempts the guest never typed every re-press within "
+          f"{BOUNCE_WINDOW_MS} ms of its release (kernel times): the emulator is too slow for the case")
+
+
+def bounce_attempt(attempt, typing):
+    """One typing of the bounce case: (ok, details, saw) for check(), or None when a re-press
+    came outside the window (the guest stalled between two writes: no bounce was typed)."""
     ensure_active()
-    name = "evflow e2e bounce keyboard"
-    go, done = os.path.join(WORK, "bounce.go"), os.path.join(WORK, "bounce.done")
+    name = "evflow e2e bounce keyboard" + (f" {typing}" if typing > 1 else "")
+    go, done = os.path.join(WORK, f"bounce.{typing}.go"), os.path.join(WORK, f"bounce.{typing}.done")
     keys = ["KEY_H", "KEY_E", "KEY_L", "KEY_O"]
-    # Each key: press, release 30 ms later, a bounce re-press 4 ms after the release (worn
-    # switch), its release 3 ms later; then shift+Z held until the suite has read the state.
-    script = f"@{go} " + " ".join(f"{k}=1 . +30ms {k}=0 . +4ms {k}=1 . +3ms {k}=0 . +40ms" for k in keys)
+    # Each key: press, release 30 ms later, a bounce (re-press and its release) written right
+    # after the release (worn switch); then shift+Z held until the suite has read the state.
+    script = f"@{go} " + " ".join(f"{k}=1 . +30ms {k}=0 . {k}=1 . {k}=0 . +40ms" for k in keys)
     script += f" KEY_LEFTSHIFT=1 . +5ms KEY_Z=1 . @{done}"
     dev, node = device("keyboard", name, script, extra=["--hold", "0"])
     did = device_id(name)
@@ -231,6 +254,8 @@ def case_bounce():
     stats = ctl_json("stats")
     touch(done)
     dev.wait(timeout=30)
+    for p in (filt, raw):
+        p.terminate()
     got = frames(fout)
     expected = [e for k in keys for e in ((k, 1), (k, 0))] + [("KEY_LEFTSHIFT", 1), ("KEY_Z", 1)]
     # The kernel's own timestamps (raw stream): each re-press really came inside the window.
@@ -240,20 +265,23 @@ def case_bounce():
         (c0, v0, t0), (c1, v1, t1) = raw_times[i], raw_times[i + 1]
         if c0 == c1 and v0 == 0 and v1 == 1:
             gaps.append((t1 - t0) / 1e6)
+    if len(gaps) == len(keys) and any(g >= BOUNCE_WINDOW_MS for g in gaps):
+        print(f"  (bounce, attempt {attempt}: a re-press came {max(gaps):.1f} ms after its release, outside the "
+              f"{BOUNCE_WINDOW_MS}-ms window, by the kernel's times: no bounce was typed; typing again)", flush=True)
+        return None
     dropped = stats["dropped"].get("key_chatter", 0) - stats0["dropped"].get("key_chatter", 0)
     dev_dropped = state["counters"]["dropped"].get("key_chatter", 0)
     got = got[:len(expected) + 2]            # (then the kernel releases shift+Z as the device goes)
-    ok = (got[:len(expected)] == expected and len(got) == len(expected) + 2 and len(gaps) == len(keys) and all(g < 15 for g in gaps)
+    ok = (got[:len(expected)] == expected and len(got) == len(expected) + 2 and len(gaps) == len(keys)
+          and all(g < BOUNCE_WINDOW_MS for g in gaps)
           and dropped == 2 * len(keys) and dev_dropped == 2 * len(keys)
           and sorted(state["keys_down"]) == ["KEY_LEFTSHIFT", "KEY_Z"]
           and "KEY_LEFTSHIFT" in human and "KEY_Z" in human)
-    check("bounce", ok,
-          f"{len(keys)} keys typed with a re-press {', '.join(f'{g:.1f}' for g in gaps)} ms after each release: "
-          f"`watch` showed each once ({len(got)} edges); `stats` key_chatter +{dropped}; "
-          f"`state` keys_down {state['keys_down']}",
-          saw=f"filtered: {got}\nexpected: {expected}\nraw: {raw_times}\nstate: {state}\nstats: {stats}\n{human}")
-    for p in (filt, raw):
-        p.terminate()
+    return (ok,
+            f"{len(keys)} keys typed with a re-press {', '.join(f'{g:.3f}' for g in gaps)} ms after each release "
+            f"(attempt {attempt}): `watch` showed each once ({len(got)} edges); `stats` key_chatter +{dropped}; "
+            f"`state` keys_down {state['keys_down']}",
+            f"filtered: {got}\nexpected: {expected}\nraw: {raw_times}\nstate: {state}\nstats: {stats}\n{human}")
 
 
 def case_stop():
@@ -884,20 +912,22 @@ def case_session():
     kname, mname = "evflow e2e session keyboard", "evflow e2e session mouse"
     kgo, ktyped, kunplug, mgo, mmoved, munplug = (
         os.path.join(WORK, f"session.{x}") for x in ("kgo", "ktyped", "kunplug", "mgo", "mmoved", "munplug"))
-    # Keyboard: keys typed with the bounce case's worn switch (released, re-pressed 4 ms later,
-    # released 3 ms after that: the re-press is inside the 15-ms window and dropped), and one
-    # quick tap (a release 6 ms after its press is held to the window's end: a delayed frame).
-    # Then, on the suite's word, shift and A go down and stay down: the device is destroyed
-    # while they are held (the kernel releases them as it goes).
+    # Keyboard: keys typed with the bounce case's worn switch (released, then re-pressed and
+    # released again at once: inside the 15-ms window, dropped), and one quick tap (released
+    # right after its press: held to the window's end, a delayed frame). Bounce and tap are
+    # written back to back: under TCG a 4-ms sleep can take 20 ms, past the window (the host's
+    # comparison would still hold, but the case would no longer type a bounce). Then, on the
+    # suite's word, shift and A go down and stay down: the device is destroyed while they are
+    # held (the kernel releases them as it goes).
     keys = ["KEY_S", "KEY_E", "KEY_I", "KEY_O", "KEY_N"]
-    kscript = f"@{kgo} " + " ".join(f"{k}=1 . +30ms {k}=0 . +4ms {k}=1 . +3ms {k}=0 . +40ms" for k in keys)
-    kscript += f" KEY_T=1 . +6ms KEY_T=0 . +60ms !{ktyped} @{kunplug} KEY_LEFTSHIFT=1 . +30ms KEY_A=1 . +300ms"
-    # Mouse: motion (a wheel turn among it), a left click whose button bounces (re-press 5 ms
-    # after the release, inside the 25-ms window), a right click released 10 ms after its press
-    # (held to the window's end), then it stays until it is unplugged.
+    kscript = f"@{kgo} " + " ".join(f"{k}=1 . +30ms {k}=0 . {k}=1 . {k}=0 . +40ms" for k in keys)
+    kscript += f" KEY_T=1 . KEY_T=0 . +60ms !{ktyped} @{kunplug} KEY_LEFTSHIFT=1 . +30ms KEY_A=1 . +300ms"
+    # Mouse: motion (a wheel turn among it), a left click whose button bounces (re-pressed and
+    # released again right after the release, inside the 25-ms window), a right click released
+    # right after its press (held to the window's end), then it stays until it is unplugged.
     mscript = f"@{mgo} " + " ".join(f"REL_X={3 + i % 4} REL_Y={-(i % 3)} . +8ms" for i in range(25))
-    mscript += (" REL_WHEEL=1 . +20ms BTN_LEFT=1 . +40ms BTN_LEFT=0 . +5ms BTN_LEFT=1 . +3ms BTN_LEFT=0 . +60ms"
-                f" BTN_RIGHT=1 . +10ms BTN_RIGHT=0 . +60ms REL_X=-7 REL_Y=2 . +50ms !{mmoved} @{munplug}")
+    mscript += (" REL_WHEEL=1 . +20ms BTN_LEFT=1 . +40ms BTN_LEFT=0 . BTN_LEFT=1 . BTN_LEFT=0 . +60ms"
+                f" BTN_RIGHT=1 . BTN_RIGHT=0 . +60ms REL_X=-7 REL_Y=2 . +50ms !{mmoved} @{munplug}")
 
     watch, wout, _ = watcher()
     rerr_path = os.path.join(WORK, "session.record.err")
@@ -2335,6 +2365,322 @@ VIRTUAL_CASES = {"virtual-clicks": case_virtual_clicks, "virtual-replay": case_v
                  "virtual-ebusy": case_virtual_ebusy, "virtual-hotplug": None, **TWIN_CASES}
 
 
+# ---------------------------------------------------------------- libinput reads the twins (issue #33)
+# libinput's own command-line tools (libinput-tools in the guest image, docs/e2e.md) read the
+# devices as a desktop's compositor would: what they list and report is what a user gets.
+LIBINPUT_PREFIX = "evflow e2e libinput"
+# `libinput debug-events` lines: "-event7   DEVICE_ADDED   NAME   seat0 default group7  cap:k",
+# " event7   KEYBOARD_KEY   +1.234s	KEY_A (30) pressed", " event5   POINTER_MOTION ...".
+LIBINPUT_LINE = re.compile(r"^[-\s]?(event\d+)\s+([A-Z_]+)\s+(.*)$")
+LIBINPUT_MOTION = re.compile(r"\(\s*([-+]?[\d.]+)/\s*([-+]?[\d.]+)\)")
+
+
+def libinput_list_devices():
+    """`libinput list-devices`: ({device name: {field: value}}, its output)."""
+    p = sh(["libinput", "list-devices"], timeout=60)
+    if p.returncode != 0:
+        raise Failure(f"libinput list-devices exited {p.returncode}: {p.stderr}")
+    out = {}
+    for block in p.stdout.split("\n\n"):
+        fields = dict((k.strip(), v.strip()) for k, v in
+                      (line.split(":", 1) for line in block.splitlines() if ":" in line))
+        if "Device" in fields:
+            out[fields["Device"]] = fields
+    return out, p.stdout
+
+
+class LibinputEvents:
+    """`libinput debug-events ARGS` in the background, its output in a file as it prints it
+    (stdbuf: line-buffered, as on a terminal)."""
+
+    def __init__(self, *args):
+        self.path = os.path.join(WORK, f"libinput-debug-events.{len(helpers)}")
+        self.p = subprocess.Popen(["stdbuf", "-oL", "-eL", "libinput", "debug-events", *args],
+                                  stdout=open(self.path, "w"), stderr=subprocess.STDOUT)
+        helpers.append(self.p)
+
+    def text(self):
+        return open(self.path, errors="replace").read()
+
+    def events(self):
+        """[(node, EVENT_TYPE, rest of the line)], in the order libinput reported them."""
+        return [(m.group(1), m.group(2), m.group(3).strip()) for m in
+                (LIBINPUT_LINE.match(l) for l in self.text().splitlines()) if m]
+
+    def node_of(self, name, timeout=30):
+        """The eventN libinput added for the device called NAME (waits for its DEVICE_ADDED)."""
+        def find():
+            if self.p.poll() is not None:
+                raise Failure(f"libinput debug-events exited {self.p.returncode}: {self.text()[-1500:]}")
+            for node, ev, rest in self.events():
+                m = re.match(r"(.*?)\s+seat\d", rest)
+                if ev == "DEVICE_ADDED" and m and m.group(1) == name:
+                    return node
+            return None
+        return wait_until(f"libinput debug-events to add {name!r}", find, timeout=timeout)
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=30)
+
+
+def motion_direction(rest):
+    """'+x', '-x', '+y' or '-y': where a POINTER_MOTION line's unaccelerated delta mostly goes."""
+    m = LIBINPUT_MOTION.search(rest)
+    if not m:
+        return None
+    dx, dy = float(m.group(1)), float(m.group(2))
+    if abs(dx) == abs(dy):
+        return None
+    return ("+x" if dx > 0 else "-x") if abs(dx) > abs(dy) else ("+y" if dy > 0 else "-y")
+
+
+def soon(what, predicate, timeout):
+    """wait_until's value, or None when it timed out (the check that follows says what failed)."""
+    try:
+        return wait_until(what, predicate, timeout=timeout)
+    except Failure:
+        return None
+
+
+def case_libinput_list_devices():
+    """`libinput list-devices` shows each twin as it shows its physical device: a keyboard, a
+    mouse and a pen tablet in virtual mode, every field the same but name, node and group."""
+    kinds = ("keyboard", "mouse", "tablet")
+    typing = next(typings)
+    names = {k: f"{LIBINPUT_PREFIX} {k}" + (f" {typing}" if typing > 1 else "") for k in kinds}
+    done = os.path.join(WORK, f"lilist.{typing}.done")
+    with VirtualConfig([(f"{LIBINPUT_PREFIX} *", "virtual", [])]):
+        devs = {k: device(k, names[k], f"@{done}", extra=["--hold", "0"]) for k in kinds}
+        try:
+            for k in kinds:
+                wait_grab(device_id(names[k]), "grabbed")
+                twin_of(names[k])
+            listed, text = libinput_list_devices()
+        finally:
+            touch(done)
+            for p, _ in devs.values():
+                p.wait(timeout=30)
+    # (Group: libinput groups devices by their phys, which a twin leaves empty.)
+    own = ("Device", "Kernel", "Group")
+    differing, caps = {}, {}
+    for k in kinds:
+        phys, twin = listed.get(names[k]), listed.get(names[k] + TWIN_SUFFIX)
+        if not phys or not twin:
+            differing[k] = f"listed: physical {bool(phys)}, twin {bool(twin)}"
+            continue
+        caps[k] = (phys.get("Capabilities"), twin.get("Capabilities"))
+        d = {f: (phys.get(f), twin.get(f)) for f in sorted(set(phys) | set(twin))
+             if f not in own and phys.get(f) != twin.get(f)}
+        if d:
+            differing[k] = d
+    want = {"keyboard": "keyboard", "mouse": "pointer", "tablet": "tablet"}
+    check("libinput-list-devices", not differing and all(
+        want[k] in (caps.get(k, (None,))[0] or "").split() for k in kinds),
+          "each twin listed like its physical device (fields but Device, Kernel, Group equal): " +
+          ", ".join(f"{k} {caps[k][1]!r}" for k in kinds if k in caps),
+          saw=f"differing (physical, twin): {differing}\ncapabilities: {caps}\n--- libinput list-devices:\n{text}")
+
+
+def case_libinput_debug_events():
+    """`libinput debug-events` on a worn mouse's twin shows exactly the true clicks."""
+    name = f"{LIBINPUT_PREFIX} worn mouse"
+    for attempt in range(1, BOUNCE_ATTEMPTS + 1):
+        typing = next(typings)
+        verdict = libinput_clicks_attempt(f"{name} {typing}" if typing > 1 else name, attempt, typing)
+        if verdict is not None:
+            check("libinput-debug-events", *verdict)
+            return
+    check("libinput-debug-events", False, f"in {BOUNCE_ATTEMPTS} attempts the guest never wrote every bounce "
+          "within the 12-ms spurious window (kernel times): the emulator is too slow for the case")
+
+
+def libinput_clicks_attempt(name, attempt, typing):
+    """(ok, details, saw), or None when a bounce's re-press came outside the spurious window."""
+    go, done = os.path.join(WORK, f"liclicks.{typing}.go"), os.path.join(WORK, f"liclicks.{typing}.done")
+    # virtual-clicks' worn mouse: a clean click, a click whose button bounces after the
+    # release, a long press with a spurious release, a real double click; then a motion, which
+    # libinput reports after every button of the same device (one device's events in order).
+    mscript = (f"@{go} BTN_LEFT=1 . +60ms BTN_LEFT=0 . +150ms"
+               " BTN_LEFT=1 . +50ms BTN_LEFT=0 . BTN_LEFT=1 . BTN_LEFT=0 . +150ms"
+               " BTN_LEFT=1 . +40ms BTN_LEFT=0 . BTN_LEFT=1 . +60ms BTN_LEFT=0 . +150ms"
+               " BTN_LEFT=1 . +40ms BTN_LEFT=0 . +80ms BTN_LEFT=1 . +40ms BTN_LEFT=0 . +150ms"
+               f" REL_X=3 . @{done}")
+    with VirtualConfig([(name, "virtual", ["spurious: always"])]):
+        mouse, mnode = device("mouse", name, mscript, extra=["--hold", "0"])
+        try:
+            mid = device_id(name)
+            wait_grab(mid, "grabbed")
+            twin = twin_of(name)
+            li = LibinputEvents()
+            tnode, pnode = li.node_of(name + TWIN_SUFFIX), li.node_of(name)
+            raw, rout, _ = watcher("--raw", "--device", name)
+            touch(go)
+            wait_until("libinput's motion of the twin", lambda: any(
+                n == tnode and ev == "POINTER_MOTION" for n, ev, _ in li.events()), timeout=60)
+            li.stop()
+            raw.terminate()
+        finally:
+            touch(done)
+            mouse.wait(timeout=30)
+    edges_raw = [(e["code"], e["value"], m["time"]) for m in lines(rout, "FRAME") for e in m["events"]
+                 if e["type"] == "EV_KEY"]
+    gaps = [(t1 - t0) / 1e6 for (c0, v0, t0), (c1, v1, t1) in zip(edges_raw, edges_raw[1:])
+            if c0 == c1 and v0 == 0 and v1 == 1 and (t1 - t0) < 50e6]
+    if any(g >= 12 for g in gaps):
+        print(f"  (libinput-debug-events, attempt {attempt}: a re-press came {max(gaps):.1f} ms after its "
+              "release, outside the 12-ms spurious window, by the kernel's times: typing again)", flush=True)
+        return None
+    events = li.events()
+    buttons = [re.sub(r"^\+[\d.]+s\s+", "", rest).split(",")[0] for n, ev, rest in events
+               if n == tnode and ev == "POINTER_BUTTON"]
+    expected = ["BTN_LEFT (272) pressed", "BTN_LEFT (272) released"] * 5
+    from_physical = [(ev, rest) for n, ev, rest in events if n == pnode and ev != "DEVICE_ADDED"]
+    return (buttons == expected and not from_physical and len(gaps) == 2,
+            f"libinput reported {len(buttons) // 2} clicks of the twin ({tnode}), the 5 true ones (bounces "
+            f"{', '.join(f'{g:.3f}' for g in gaps)} ms after a release, kernel times; attempt {attempt}), "
+            f"and nothing of the grabbed physical device ({pnode})",
+            f"twin's buttons: {buttons}\nexpected: {expected}\nfrom the physical node: {from_physical}\n"
+            f"raw key edges: {edges_raw}\n--- libinput debug-events:\n{li.text()[-4000:]}")
+
+
+def touchpad_stroke(direction, n):
+    """A one-finger stroke on the uinput touchpad (100 x 62.5 mm, 40 units/mm): down in the
+    middle, 15 steps of 1 mm towards DIRECTION ('+x', '+y', '-y'), up. Each stroke starts a
+    little elsewhere (the kernel drops a slot value equal to the last one)."""
+    x, y, tid = 1200 + 60 * n, (600 if direction != "-y" else 1900) + 20 * n, 100 + n
+    out = (f"ABS_MT_SLOT=0 ABS_MT_TRACKING_ID={tid} ABS_MT_POSITION_X={x} ABS_MT_POSITION_Y={y}"
+           f" BTN_TOUCH=1 BTN_TOOL_FINGER=1 ABS_X={x} ABS_Y={y} . +12ms")
+    for _ in range(15):
+        if direction == "+x":
+            x += 40
+            out += f" ABS_MT_POSITION_X={x} ABS_X={x} . +12ms"
+        else:
+            y += 40 if direction == "+y" else -40
+            out += f" ABS_MT_POSITION_Y={y} ABS_Y={y} . +12ms"
+    return out + " ABS_MT_TRACKING_ID=-1 BTN_TOUCH=0 BTN_TOOL_FINGER=0 ."
+
+
+# The dwt case's strokes: before the typing (down), while a key is held (up: any upward
+# motion is this stroke's), after the typing's timeout (right).
+DWT_STROKES = {"t1": "+y", "t2": "-y", "t3": "+x"}
+
+
+def case_dwt():
+    """Disable-while-typing still pairs: a built-in-looking touchpad and keyboard (bus i8042, as
+    libinput pairs them), the keyboard observed and then virtual; in both, a stroke on the
+    touchpad while a key is held is suppressed in `libinput debug-events`, a stroke before the
+    typing and one after its timeout move the pointer."""
+    typing = next(typings)
+    sfx = f" {typing}" if typing > 1 else ""
+    kname, tname = f"{LIBINPUT_PREFIX} dwt keyboard{sfx}", f"{LIBINPUT_PREFIX} dwt touchpad{sfx}"
+    phases = ("observed", "virtual")
+    step = {k: os.path.join(WORK, f"dwt.{typing}.{k}") for k in
+            [f"{w}.{p}" for p in phases for w in ("t1", "t2", "t3", "press", "release")] + ["end"]}
+    # Per phase: stroke 1 (no typing), A pressed and held (libinput keeps a touchpad's typing
+    # state while a key is down), stroke 2 (the one DWT must swallow), A released, stroke 3 once
+    # libinput's typing timeout has passed. The touchpad's events are reported in order, and
+    # each stroke goes its own way: what moved, and when, is told by the direction.
+    tscript = " ".join(f"@{step[f'{t}.{p}']} {touchpad_stroke(DWT_STROKES[t], 3 * j + i)} !{step[f'{t}.{p}']}.done"
+                       for j, p in enumerate(phases) for i, t in enumerate(DWT_STROKES)) + f" @{step['end']}"
+    kscript = " ".join(f"@{step['press.' + p]} KEY_A=1 . @{step['release.' + p]} KEY_A=0 ."
+                       for p in phases) + f" @{step['end']}"
+    ensure_active()
+    results_by_phase, logs = {}, {}
+    tpad, _ = device("touchpad", tname, tscript, extra=["--bus", "i8042", "--hold", "0"])
+    kbd, knode = device("keyboard", kname, kscript, extra=["--bus", "i8042", "--hold", "0"])
+    vc = VirtualConfig([(kname, "virtual", [])])
+    try:
+        kid = device_id(kname)
+        for phase in phases:
+            if phase == "virtual":
+                vc.__enter__()
+                wait_grab(kid, "grabbed")
+                twin_of(kname)
+            results_by_phase[phase] = dwt_phase(phase, kname + (TWIN_SUFFIX if phase == "virtual" else ""),
+                                                kname, tname, step)
+            logs[phase] = results_by_phase[phase].pop("log")
+    finally:
+        for f in step.values():            # (what a failed phase left unplayed, then the end)
+            touch(f)
+        tpad.wait(timeout=60)
+        kbd.wait(timeout=30)
+        vc.__exit__(None, None, None)
+    ok = all(r["ok"] for r in results_by_phase.values())
+    check("dwt", ok, "; ".join(
+        f"{p}: typing on {r['typed_on']} (A from {r['key_node']}), stroke before it {r['before']} motions, "
+        f"while held {r['while']} pointer events, after the timeout {r['after']} motions"
+        f"{' (libinput: ' + r['paired'] + ')' if r['paired'] else ''}" for p, r in results_by_phase.items()),
+          saw="\n".join(f"{p}: {r}\n--- libinput debug-events --verbose ({p}), last lines:\n{logs[p][-5000:]}"
+                        for p, r in results_by_phase.items()))
+
+
+def dwt_phase(phase, typing_name, kname, tname, step):
+    """One phase of the dwt case: libinput debug-events started afresh, the three strokes and
+    the key; returns what it saw (ok, counts, libinput's log)."""
+    li = LibinputEvents("--verbose", "--show-keycodes")
+    try:
+        tnode, knode = li.node_of(tname), li.node_of(typing_name)
+        pnode = li.node_of(kname) if typing_name != kname else knode
+
+        def pointer(since, until=None):
+            """The touchpad's pointer events (motion, button, scroll) among libinput's
+            events[since:until]. (Not its GESTURE_HOLD_BEGIN/END: libinput reports those for
+            a finger at rest at each stroke's start, pointer motion cancels them.)"""
+            return [(ev, rest) for n, ev, rest in li.events()[since:until]
+                    if n == tnode and ev.startswith("POINTER_")]
+
+        def key_line(state):
+            return next((i for i, (n, ev, rest) in enumerate(li.events())
+                         if ev == "KEYBOARD_KEY" and "KEY_A" in rest and rest.endswith(state)), None)
+
+        def run(name):
+            touch(step[f"{name}.{phase}"])
+            if name.startswith("t"):
+                wait_until(f"stroke {name} played", lambda: os.path.exists(step[f"{name}.{phase}"] + ".done"))
+
+        i0 = len(li.events())
+        run("t1")
+        soon("libinput's motion for stroke 1", lambda: pointer(i0), timeout=30)
+        run("press")
+        pressed = wait_until("libinput's KEY_A press", lambda: key_line("pressed"), timeout=30)
+        key_node = li.events()[pressed][0]
+        before = pointer(i0, pressed)
+        run("t2")
+        run("release")
+        wait_until("libinput's KEY_A release", lambda: key_line("released"), timeout=30)
+        # libinput ends the typing state by a timer once no key is down (its verbose log says so;
+        # a touchpad not paired with the keyboard never says it: stroke 2's motion shows that).
+        timed_out = soon("libinput's typing timeout", lambda: "palm: keyboard timeout\n" in li.text(), timeout=10)
+        i2 = len(li.events())
+        run("t3")
+        soon("libinput's motion for stroke 3", lambda: any(
+            ev == "POINTER_MOTION" and motion_direction(r) == DWT_STROKES["t3"] for ev, r in pointer(i2)), timeout=30)
+        # From the press on, the touchpad may report stroke 1's last motions (down) and stroke
+        # 3's (right); anything else is stroke 2 getting through.
+        since_press = pointer(pressed)
+        during = [(ev, r) for ev, r in since_press if not (
+            ev == "POINTER_MOTION" and motion_direction(r) in (DWT_STROKES["t1"], DWT_STROKES["t3"]))]
+        after = [r for ev, r in since_press if ev == "POINTER_MOTION" and motion_direction(r) == DWT_STROKES["t3"]]
+        physical_keys = [rest for n, ev, rest in li.events() if n == pnode and ev == "KEYBOARD_KEY"]
+    finally:
+        li.stop()
+    text = li.text()
+    paired = [l.strip() for l in text.splitlines() if "dwt activated with" in l]
+    ok = (bool(before) and all(ev == "POINTER_MOTION" and motion_direction(r) == DWT_STROKES["t1"] for ev, r in before)
+          and not during and bool(after) and key_node == knode
+          and (typing_name == kname or not physical_keys))
+    return {"ok": ok, "typed_on": typing_name, "key_node": key_node, "before": len(before),
+            "while": len(during), "after": len(after), "paired": "; ".join(paired),
+            "typing_timeout_logged": bool(timed_out),
+            "unexpected": during[:10], "physical_keys": physical_keys if typing_name != kname else [],
+            "log": text}
+
+
+LIBINPUT_CASES = {"libinput-list-devices": case_libinput_list_devices,
+                  "libinput-debug-events": case_libinput_debug_events, "dwt": case_dwt}
+
+
 # ---------------------------------------------------------------- U1: added latency (opt-in)
 U1_RATES = ((1000, 2000), (8000, 8000))        # (Hz, frames measured)
 U1_OUT = os.path.join(REPO, ".build-e2e-out", "u1")
@@ -2628,6 +2974,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
          "session": case_session, "latency": case_latency,
          **VIRTUAL_CASES,
+         **LIBINPUT_CASES,
          "iio": case_iio,
          "suspend": case_suspend,
          "identical-devices": case_identical_devices,

@@ -4,13 +4,14 @@
 Used by the e2e tests inside the scripts/vm/run guest. Python standard library only: the uinput
 ioctls are made with fcntl.ioctl, exactly as evflow's Swift code would make them.
 
-  uinput-device.py {keyboard,mouse,switch} [options]
+  uinput-device.py {keyboard,mouse,switch,joystick,touchpad,tablet} [options]
 
 Event script (--events TEXT or --events-file FILE; whitespace separated, '#' starts a comment):
   CODE=VALUE   one event; CODE is a name (KEY_A, BTN_LEFT, REL_X, SW_LID, ...) or TYPE:CODE
                in numbers (1:30 or 0x01:0x1e)
   .            SYN_REPORT (ends a frame)
   +10ms +0.5s  sleep
+               (the events between two sleeps, waits or touches are written in one write(2))
   @FILE        wait until FILE exists (a handshake with the reader)
   !FILE        create FILE (tell the reader the script got this far)
 Without a script a short default one for the kind is played (see DEFAULT_SCRIPTS).
@@ -27,6 +28,8 @@ Modes:
                         event the kernel sends back through uinput (what a program writes
                         to the device's node, e.g. a twin's Caps Lock passed on) to FILE, one
                         "LED CODE VALUE" line each
+  --bus NAME|N          the device's bus type (default virtual): i8042 makes a keyboard or a
+                        touchpad look built in, as libinput's disable-while-typing wants
 
 Progress lines on stdout: "created NAME SYSNAME NODE", "played N events", "destroyed SYSNAME".
 """
@@ -57,12 +60,16 @@ UI_ABS_SETUP = _ioc(_IOC_WRITE, 4, 28)          # struct uinput_abs_setup
 UI_SET_PHYS = _ioc(_IOC_WRITE, 108, 8)          # takes a char *
 UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
 UI_SET_LEDBIT = _ioc(_IOC_WRITE, 105, 4)
+UI_SET_PROPBIT = _ioc(_IOC_WRITE, 110, 4)
 UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
 
 EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW, EV_LED, EV_REP = 0x00, 0x01, 0x02, 0x03, 0x05, 0x11, 0x14
 LEDS = (0x00, 0x01, 0x02)                         # LED_NUML, LED_CAPSL, LED_SCROLLL
 SYN_REPORT = 0
 BUS_VIRTUAL = 0x06
+# --bus names (linux/input.h BUS_*): i8042 is a laptop's built-in keyboard and touchpad.
+BUSES = {"usb": 0x03, "bluetooth": 0x05, "virtual": BUS_VIRTUAL, "i8042": 0x11}
+INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD = 0x00, 0x02
 INPUT_EVENT = struct.Struct("qqHHi")              # struct input_event on x86_64 (24 bytes)
 UINPUT_SETUP = struct.Struct("HHHH80sI")          # input_id, name[80], ff_effects_max
 ABS_SETUP = struct.Struct("H2x6i")                # code, input_absinfo (value min max fuzz flat res)
@@ -77,7 +84,12 @@ CODES.update({"KEY_ESC": (EV_KEY, 1), "KEY_ENTER": (EV_KEY, 28), "KEY_LEFTCTRL":
               "KEY_LEFTSHIFT": (EV_KEY, 42), "KEY_SPACE": (EV_KEY, 57),
               "BTN_LEFT": (EV_KEY, 0x110), "BTN_RIGHT": (EV_KEY, 0x111), "BTN_MIDDLE": (EV_KEY, 0x112),
               "REL_X": (EV_REL, 0x00), "REL_Y": (EV_REL, 0x01), "REL_WHEEL": (EV_REL, 0x08),
-              "SW_LID": (EV_SW, 0x00), "BTN_TRIGGER": (EV_KEY, 0x120), "BTN_THUMB": (EV_KEY, 0x121)})
+              "SW_LID": (EV_SW, 0x00), "BTN_TRIGGER": (EV_KEY, 0x120), "BTN_THUMB": (EV_KEY, 0x121),
+              "BTN_TOOL_PEN": (EV_KEY, 0x140), "BTN_TOOL_FINGER": (EV_KEY, 0x145),
+              "BTN_TOUCH": (EV_KEY, 0x14a), "BTN_STYLUS": (EV_KEY, 0x14b),
+              "BTN_TOOL_DOUBLETAP": (EV_KEY, 0x14d), "ABS_PRESSURE": (EV_ABS, 0x18),
+              "ABS_MT_SLOT": (EV_ABS, 0x2f), "ABS_MT_POSITION_X": (EV_ABS, 0x35),
+              "ABS_MT_POSITION_Y": (EV_ABS, 0x36), "ABS_MT_TRACKING_ID": (EV_ABS, 0x39)})
 ABS_AXES = {"ABS_X": 0x00, "ABS_Y": 0x01, "ABS_Z": 0x02, "ABS_RX": 0x03, "ABS_RY": 0x04, "ABS_RZ": 0x05,
             "ABS_THROTTLE": 0x06, "ABS_RUDDER": 0x07, "ABS_WHEEL": 0x08, "ABS_GAS": 0x09,
             "ABS_BRAKE": 0x0a, "ABS_HAT0X": 0x10, "ABS_HAT0Y": 0x11}
@@ -94,6 +106,22 @@ KINDS = {
     # A joystick with many absolute axes (udev: ID_INPUT_JOYSTICK): 13 ABS axes, two buttons.
     "joystick": {"product": 0x0104, "bits": [(UI_SET_KEYBIT, 0x120), (UI_SET_KEYBIT, 0x121)] +
                  [(UI_SET_ABSBIT, c) for c in ABS_AXES.values()]},
+    # A touchpad as libinput wants one (udev: ID_INPUT_TOUCHPAD): multi-touch protocol B, two
+    # slots, 100 x 62.5 mm at 40 units/mm, a clickpad (INPUT_PROP_BUTTONPAD: the pad itself is
+    # the left button), as most laptops have.
+    "touchpad": {"product": 0x0105, "props": [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD],
+                 "bits": [(UI_SET_KEYBIT, c) for c in (0x110, 0x145, 0x14a, 0x14d)] +
+                 [(UI_SET_ABSBIT, c) for c in (0x00, 0x01, 0x2f, 0x35, 0x36, 0x39)],
+                 # code: (min, max, resolution)
+                 "abs": {0x00: (0, 4000, 40), 0x01: (0, 2500, 40), 0x2f: (0, 1, 0), 0x35: (0, 4000, 40),
+                         0x36: (0, 2500, 40), 0x39: (0, 65535, 0)}},
+    # A pen tablet (udev: ID_INPUT_TABLET), external like a desk tablet (not INPUT_PROP_DIRECT):
+    # pen and stylus button, pressure, 200 x 125 mm at 100 units/mm (libinput rejects a
+    # tablet without a resolution).
+    "tablet": {"product": 0x0106,
+               "bits": [(UI_SET_KEYBIT, c) for c in (0x140, 0x14a, 0x14b)] +
+               [(UI_SET_ABSBIT, c) for c in (0x00, 0x01, 0x18)],
+               "abs": {0x00: (0, 20000, 100), 0x01: (0, 12500, 100), 0x18: (0, 2047, 0)}},
 }
 EVBIT_FOR = {UI_SET_KEYBIT: EV_KEY, UI_SET_RELBIT: EV_REL, UI_SET_SWBIT: EV_SW, UI_SET_ABSBIT: EV_ABS}
 
@@ -102,6 +130,11 @@ DEFAULT_SCRIPTS = {
     "mouse": "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
     "switch": "SW_LID=1 . +50ms SW_LID=0 .",
     "joystick": "ABS_X=1000 ABS_Y=-2000 ABS_THROTTLE=300 . +10ms BTN_TRIGGER=1 . BTN_TRIGGER=0 .",
+    "touchpad": ("ABS_MT_SLOT=0 ABS_MT_TRACKING_ID=1 ABS_MT_POSITION_X=2000 ABS_MT_POSITION_Y=1000"
+                 " BTN_TOUCH=1 BTN_TOOL_FINGER=1 ABS_X=2000 ABS_Y=1000 . +10ms"
+                 " ABS_MT_POSITION_X=2040 ABS_X=2040 . +10ms ABS_MT_TRACKING_ID=-1 BTN_TOUCH=0 BTN_TOOL_FINGER=0 ."),
+    "tablet": ("ABS_X=10000 ABS_Y=6000 BTN_TOOL_PEN=1 . +10ms ABS_PRESSURE=500 BTN_TOUCH=1 . +10ms"
+               " ABS_PRESSURE=0 BTN_TOUCH=0 . +10ms BTN_TOOL_PEN=0 ."),
 }
 
 
@@ -153,7 +186,7 @@ def say(text):
 
 # ---------------------------------------------------------------- device
 class Device:
-    def __init__(self, kind, name, vendor, product, phys, led_log=None, repeat=False):
+    def __init__(self, kind, name, vendor, product, phys, led_log=None, bus=BUS_VIRTUAL, repeat=False):
         # Read-write only with LEDs: their events come back through the uinput fd.
         self.fd = os.open("/dev/uinput", (os.O_RDWR if led_log else os.O_WRONLY) | os.O_CLOEXEC)
         spec = KINDS[kind]
@@ -168,12 +201,17 @@ class Device:
             fcntl.ioctl(self.fd, UI_SET_EVBIT, evbit)
         for req, code in spec["bits"]:
             fcntl.ioctl(self.fd, req, code)
-            if req == UI_SET_ABSBIT:     # range -32768..32767, fuzz 16, flat 128
+            if req == UI_SET_ABSBIT and "abs" in spec:
+                lo, hi, res = spec["abs"][code]
+                fcntl.ioctl(self.fd, UI_ABS_SETUP, ABS_SETUP.pack(code, 0, lo, hi, 0, 0, res))
+            elif req == UI_SET_ABSBIT:   # range -32768..32767, fuzz 16, flat 128
                 fcntl.ioctl(self.fd, UI_ABS_SETUP, ABS_SETUP.pack(code, 0, -32768, 32767, 16, 128, 0))
+        for prop in spec.get("props", ()):
+            fcntl.ioctl(self.fd, UI_SET_PROPBIT, prop)
         if phys:
             fcntl.ioctl(self.fd, UI_SET_PHYS, phys.encode() + b"\0")
         product = spec["product"] if product is None else product
-        fcntl.ioctl(self.fd, UI_DEV_SETUP, UINPUT_SETUP.pack(BUS_VIRTUAL, vendor, product, 1,
+        fcntl.ioctl(self.fd, UI_DEV_SETUP, UINPUT_SETUP.pack(bus, vendor, product, 1,
                                                              name.encode()[:79], 0))
         fcntl.ioctl(self.fd, UI_DEV_CREATE)
         buf = bytearray(64)
@@ -209,24 +247,41 @@ class Device:
     def emit(self, etype, code, value):
         os.write(self.fd, INPUT_EVENT.pack(0, 0, etype, code, value))   # the kernel stamps it
 
+    def write(self, events):
+        """Writes packed input_events (time 0: the kernel stamps each frame as it passes)."""
+        view = memoryview(events)
+        while view:
+            view = view[os.write(self.fd, view):]
+
     def destroy(self):
         fcntl.ioctl(self.fd, UI_DEV_DESTROY)
         os.close(self.fd)
 
 
 def play(dev, steps):
-    """Runs the script once; returns how many events were written."""
+    """Runs the script once; returns how many events were written. The events between two
+    sleeps, waits or touches go to the kernel in one write(2): a bounce written right after a
+    release must reach the kernel right after it, and under emulation the guest can stall for
+    20 ms between two writes (a slow host descheduling the virtual CPU), far less often inside
+    one system call."""
     count = 0
+    batch = bytearray()
     for step in steps:
         if step[0] == "event":
-            dev.emit(*step[1:])
+            batch += INPUT_EVENT.pack(0, 0, *step[1:])
             count += 1
-        elif step[0] == "sleep":
+            continue
+        if batch:
+            dev.write(batch)
+            batch = bytearray()
+        if step[0] == "sleep":
             time.sleep(step[1])
         elif step[0] == "touch":
             open(step[1], "w").close()
         else:
             wait_for(step[1])
+    if batch:
+        dev.write(batch)
     return count
 
 
@@ -253,6 +308,8 @@ def main():
     ap.add_argument("--vendor", type=lambda s: int(s, 0), default=0x1d6b)
     ap.add_argument("--product", type=lambda s: int(s, 0), help="default: one per kind")
     ap.add_argument("--phys", help="physical path (UI_SET_PHYS)")
+    ap.add_argument("--bus", default="virtual", type=lambda s: BUSES[s] if s in BUSES else int(s, 0),
+                    help=f"bus type: {', '.join(BUSES)} or a number (default virtual)")
     ap.add_argument("--events", help="event script (see above)")
     ap.add_argument("--events-file", help="file holding the event script")
     ap.add_argument("--node-file", help="write the /dev/input/eventN path here after creating")
@@ -280,7 +337,7 @@ def main():
     for cycle in range(args.cycles):
         if cycle and args.gap:
             time.sleep(args.gap)
-        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds, args.repeat)
+        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds, args.bus, args.repeat)
         created = time.monotonic()
         say(f"created {name!r} {dev.sysname} {dev.node}")
         if args.node_file:
