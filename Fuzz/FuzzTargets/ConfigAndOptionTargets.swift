@@ -218,7 +218,8 @@ extension FuzzTarget {
                 return nil
             }
         }
-        switch bytes[0] % 4 {
+        // 7 (mod 8) is `top --interval` (issue #34); the rest keep their committed seeds' places.
+        switch bytes[0] % 8 == 7 ? 4 : bytes[0] % 4 {
         case 0:
             guard let speed = try parsed({ (t) throws(OptionValueError) in try OptionValues.replaySpeed(t) }) else { return }
             guard speed.isInfinite || OptionValues.replaySpeeds.contains(speed) else {
@@ -241,6 +242,10 @@ extension FuzzTarget {
         case 2:
             guard let n = try parsed({ (t) throws(OptionValueError) in try OptionValues.clientLimit(t) }) else { return }
             guard OptionValues.clientLimits.contains(n) else { throw fail("--max-clients '\(text)' gave \(n)") }
+        case 4:
+            guard let nanos = try parsed({ (t) throws(OptionValueError) in try OptionValues.topInterval(t) }) else { return }
+            let bounds = Int64(OptionValues.topIntervalSeconds.lowerBound * 1e9)...Int64(OptionValues.topIntervalSeconds.upperBound * 1e9)
+            guard bounds.contains(nanos) else { throw fail("top --interval '\(text)' gave \(nanos) ns") }
         default:
             guard let nanos = try parsed({ (t) throws(OptionValueError) in try OptionValues.recordDuration(t) }) else { return }
             let bounds = Int64(OptionValues.recordSeconds.lowerBound * 1e9)...Int64(OptionValues.recordSeconds.upperBound * 1e9)

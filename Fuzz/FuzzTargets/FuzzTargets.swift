@@ -48,6 +48,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// evflowd's and evflowctl's numeric option values (`OptionValues`, what their
     /// ArgumentParser options call): a reason, or a value in range whose derived times hold.
     case options
+    /// `SensorRecording.parse` (`# EVFLOW SENSORS 1`, issue #34): a parsed recording
+    /// round-trips through `written()`, and its samples run through the noise analysis and the
+    /// sensor filters at a late clock (`checkSensorRecording`).
+    case sensors
+    /// The configuration's `sensors:` section (issue #34): a ConfigError naming a line or a
+    /// key, or settings in their documented ranges whose filters run (`checkSensorConfig`).
+    case sensorConfig = "sensor-config"
 
     /// The file name errors are expected to carry.
     static let fileName = "fuzz-input"
@@ -71,6 +78,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             try checkConfigValues(bytes)
         case .options:
             try checkOptions(bytes)
+        case .sensors:
+            try checkSensorRecording(bytes)
+        case .sensorConfig:
+            try checkSensorConfig(bytes)
         }
     }
 
@@ -100,7 +111,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A rejected input's error names the file and a line it has (`lines`; the one after the
     /// last for "ended too early"). Line 0 is for a file that could not be read (`unreadable`:
     /// here only a YAML text over its size limit); "no events" names the file's last line.
-    private func checkRejection(_ error: RecordingError, lines: Int) throws(InvariantFailure) {
+    func checkRejection(_ error: RecordingError, lines: Int) throws(InvariantFailure) {
         guard error.file == Self.fileName else { throw fail("error names file '\(error.file)': \(error)") }
         let unreadable: Bool
         if case .unreadable = error.reason { unreadable = true } else { unreadable = false }

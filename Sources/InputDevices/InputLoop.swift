@@ -152,7 +152,9 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
         let action = LiveResources.carry(action)
         let timer = LoopTimer(loop: self) { _ in action() }
         timer.oneShot = true
-        timer.arm(at: monotonicNow() + max(dueTime.nanoseconds, 0), token: 1)
+        // Saturating: a due time beyond the clock's range is "never" (issue #34: a replay's
+        // step years away trapped here).
+        timer.arm(at: monotonicNow().addingSaturated(max(dueTime.nanoseconds, 0)), token: 1)
         return Disposables.create { timer.invalidate() }
     }
 

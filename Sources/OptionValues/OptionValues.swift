@@ -18,6 +18,10 @@ public enum OptionValues {
     /// `evflowctl record --duration` in seconds: 1 ms to 365 days.
     public static let recordSeconds: ClosedRange<Double> = 0.001...(365 * 86_400)
 
+    /// `evflowctl top --interval` in seconds: 0.1 s to a day. Shorter floods the daemon with
+    /// queries; longer is no live view (issue #34: `1e10` and `inf` trapped converting to ns).
+    public static let topIntervalSeconds: ClosedRange<Double> = 0.1...86_400
+
     /// `--speed`: the pace, `.infinity` for 0 (as fast as possible).
     public static func replaySpeed(_ text: String) throws(OptionValueError) -> Double {
         let reason = "must be 0 (as fast as possible) or a pace from \(show(replaySpeeds.lowerBound)) to \(show(replaySpeeds.upperBound))"
@@ -49,6 +53,14 @@ public enum OptionValues {
             throw OptionValueError("must be a number of seconds from \(show(recordSeconds.lowerBound)) to \(show(recordSeconds.upperBound)) (365 days)")
         }
         return Int64((seconds * 1e9).rounded())   // at most 3.2e16: far inside Int64
+    }
+
+    /// `top --interval`: seconds as nanoseconds.
+    public static func topInterval(_ text: String) throws(OptionValueError) -> Int64 {
+        guard let seconds = decimal(text), topIntervalSeconds.contains(seconds) else {
+            throw OptionValueError("must be a number of seconds from \(show(topIntervalSeconds.lowerBound)) to \(show(topIntervalSeconds.upperBound)) (a day)")
+        }
+        return Int64((seconds * 1e9).rounded())   // at most 8.64e13
     }
 
     /// A decimal number as a person writes one (`2`, `0.5`, `-1`, `1e3`): not `nan`, `inf`

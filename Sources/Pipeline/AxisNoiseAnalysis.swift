@@ -1,4 +1,5 @@
 import InputModel
+import Reactive
 
 /// `evflowctl analyze --axes`: how much each absolute axis moves while it rests, and the
 /// hysteresis that hides that motion — checked by running the real filter.
@@ -71,16 +72,19 @@ public enum AxisNoiseAnalysis {
         var spans: [Int32] = []
         var i = 0
         while i < frames.count {
-            let start = frames[i].time / slice * slice
+            // By slice number, not `time < start + slice`: that sum trapped for a frame near
+            // 2⁶³ ns (issue #34), and saturated it would never end the last slice.
+            let number = frames[i].time / slice
+            let start = number * slice
             var lo = Int32.max, hi = Int32.min, n = 0
-            while i < frames.count, frames[i].time < start + slice {
+            while i < frames.count, frames[i].time / slice == number {
                 let v = frames[i].events[0].value
                 lo = min(lo, v); hi = max(hi, v); n += 1
                 i += 1
             }
             let span = Int64(hi) - Int64(lo)
             if n >= minimumEvents, range > 0, Double(span) <= restShare * Double(range) {
-                resting.append((start, start + slice))
+                resting.append((start, start.addingSaturated(slice)))
                 spans.append(Int32(span))
                 swing = max(swing ?? 0, Int32(span))
             }

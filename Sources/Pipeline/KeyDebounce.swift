@@ -1,3 +1,5 @@
+import Reactive
+
 /// When the spurious-release method of `KeyDebounce` is used.
 public enum SpuriousMode: String, Hashable, Sendable, CaseIterable {
     /// Off until the fault is first seen on this device and code, then on (the default).
@@ -118,8 +120,14 @@ public struct KeyDebounce: Hashable, Sendable {
     /// The window after a physical edge at `edge`, as seen at `now`: `upWaiting` while it
     /// runs, `up` once it is over.
     private func afterRelease(edge: Int64, now: Int64) -> State {
-        edge + window > now ? .upWaiting(until: edge + window, pressed: false, releasedAt: edge, repressAt: nil) : .up
+        let end = Self.deadline(edge, plus: window)
+        return end > now ? .upWaiting(until: end, pressed: false, releasedAt: edge, repressAt: nil) : .up
     }
+
+    /// `t + span`, saturating: a window's end for an edge near the end of time is "never",
+    /// not a trap (issue #34: a recorded edge at 9223372036.854 s trapped `evflowctl analyze`).
+    @inline(__always)
+    static func deadline(_ t: Int64, plus span: Int64) -> Int64 { t.addingSaturated(span) }
 
     /// One step: `input` at time `t` (for `.timeout`, the deadline).
     public mutating func on(_ input: Input, at t: Int64) -> Output {
@@ -135,13 +143,13 @@ public struct KeyDebounce: Hashable, Sendable {
         // up
         case (.initial, .press), (.up, .press):
             out.emit = 1
-            state = .downWaiting(until: t + window, pressed: true, lastEdge: t)
+            state = .downWaiting(until: Self.deadline(t, plus: window), pressed: true, lastEdge: t)
         case (.up, .release), (.up, .timeout):
             if input == .release { out.dropped = 1 }   // repeated release
         // down
         case (.down, .release):
             if spuriousOn {
-                state = .releaseDelayed(until: t + spuriousWindow, releasedAt: t)
+                state = .releaseDelayed(until: Self.deadline(t, plus: spuriousWindow), releasedAt: t)
             } else {
                 out.emit = 0
                 state = afterRelease(edge: t, now: t)
@@ -189,7 +197,7 @@ public struct KeyDebounce: Hashable, Sendable {
         // releaseDelayed: a re-press inside the spurious window swallows the release
         case (.releaseDelayed, .press):
             out.dropped = 2
-            state = .downWaiting(until: t + window, pressed: true, lastEdge: t)
+            state = .downWaiting(until: Self.deadline(t, plus: window), pressed: true, lastEdge: t)
         case (.releaseDelayed(let until, let releasedAt), .release):
             out.dropped = 1
             state = .releaseDelayed(until: until, releasedAt: releasedAt)
@@ -201,7 +209,7 @@ public struct KeyDebounce: Hashable, Sendable {
         // upHeld: wait for the physical release; it opens a window (its bounce is swallowed)
         case (.upHeld, .release):
             out.dropped = 1
-            state = .upWaiting(until: t + window, pressed: false, releasedAt: t, repressAt: nil)
+            state = .upWaiting(until: Self.deadline(t, plus: window), pressed: false, releasedAt: t, repressAt: nil)
         case (.upHeld, .press), (.upHeld, .timeout):
             if input == .press { out.dropped = 1 }
         }

@@ -379,7 +379,7 @@ public struct NoiseFilter: Sendable {
                 if slots[index].deadline == nil { setDeadline(index, end) }
                 return nil
             }
-            r.windowEnd = now + r.interval
+            r.windowEnd = now.addingSaturated(r.interval)   // issue #34: no trap near 2⁶³ ns
             slots[index].state = .relative(r)
             return value
         }
@@ -449,7 +449,7 @@ public struct NoiseFilter: Sendable {
                 if r.sum != 0 {
                     out.append(InputEvent(time: deadline, type: type, code: code, value: r.sum))
                     r.sum = 0
-                    r.windowEnd = deadline + r.interval
+                    r.windowEnd = deadline.addingSaturated(r.interval)
                 } else {
                     r.windowEnd = nil
                 }

@@ -105,12 +105,16 @@ public enum SensorNoiseAnalysis {
         return count
     }
 
-    /// `x` rounded up to two significant digits (0 stays 0).
+    /// `x` rounded up to two significant digits (0 stays 0). Below about 10⁻³⁰⁷ the scale
+    /// that would give two digits is beyond `Double`: the result is then the smallest step of
+    /// the largest scale at or above `x` (issue #34: the scale grew to +inf and the loop below
+    /// never ended, for values differing by 1e-308).
     static func roundUp(_ x: Double) -> Double {
         guard x > 0, x.isFinite else { return 0 }
         var scale = 1.0
-        while x * scale < 10 { scale *= 10 }
+        while x * scale < 10, (scale * 10).isFinite { scale *= 10 }
         while x * scale >= 100 { scale /= 10 }
-        return (x * scale).rounded(.up) / scale
+        let rounded = (x * scale).rounded(.up) / scale
+        return rounded.isFinite && rounded >= x ? rounded : x
     }
 }

@@ -138,8 +138,8 @@ public enum EvemuReader {
         }
     }
 
-    /// Longest recording representable in Int64 nanoseconds, in µs (292 years).
-    static let maxOffsetMicroseconds: Int64 = Int64.max / 1000
+    /// Latest event time, in µs after the first event (`RecordingLimits.maxTimeMicroseconds`).
+    static let maxOffsetMicroseconds: Int64 = RecordingLimits.maxTimeMicroseconds
 
     /// Refuses hid-recorder files and libinput YAML before anything else is read, so the error
     /// says what the file is instead of complaining about its first odd line.
@@ -210,7 +210,7 @@ public enum EvemuReader {
                 }
                 let offset = raw &- sink.base
                 guard offset <= maxOffsetMicroseconds else {
-                    throw cursor.error(.badNumber(field: "timestamp",
+                    throw cursor.error(.badNumber(field: RecordingLimits.timestampField,
                                                   text: RecordingError.Reason.seconds(raw)))
                 }
                 sink.previous = raw

@@ -86,11 +86,12 @@ public enum EvtestReader {
                     previousMicroseconds: previous, microseconds: event.micros))
             }
             // Event times are nanoseconds from the first event: a later event more than
-            // Int64.max ns (292 years) after it cannot be held (found by fuzzing: it trapped).
+            // Int64.max ns (292 years) after it cannot be held (found by fuzzing: it trapped),
+            // and one past `RecordingLimits.maxTimeNanoseconds` overflows later sums.
             let offset = event.micros - base!
             guard offset <= EvemuReader.maxOffsetMicroseconds else {
                 throw RecordingError(file: file, line: number, reason: .badNumber(
-                    field: "timestamp", text: RecordingError.Reason.seconds(event.micros)))
+                    field: RecordingLimits.timestampField, text: RecordingError.Reason.seconds(event.micros)))
             }
             previous = event.micros
             events.append(InputEvent(time: offset * 1000, type: event.type, code: event.code, value: event.value))

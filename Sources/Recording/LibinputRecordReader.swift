@@ -161,13 +161,24 @@ public enum LibinputRecordReader {
                 }
             }
             // Raw µs per device first, so the shared base (the file's earliest event) is known.
-            var parsed: [(device: RecordedDevice, raw: [Int64])] = []
+            var parsed: [(device: RecordedDevice, raw: [Int64], lines: [Int])] = []
             for node in deviceNodes { parsed.append(try device(node)) }
             let firsts = parsed.compactMap { $0.raw.first }
             let base = firsts.min() ?? 0
             let last = parsed.compactMap { $0.raw.last }.max()
+            // Issue #34: the seconds stop at 2³² here, past `RecordingLimits.maxTimeNanoseconds`,
+            // where a replay's sums overflow; refused at the file's first such event.
+            var late: (line: Int, micros: Int64)?
+            for (_, raw, lines) in parsed {
+                guard let i = raw.firstIndex(where: { $0 - base > RecordingLimits.maxTimeMicroseconds }) else { continue }
+                if late == nil || lines[i] < late!.line { late = (lines[i], raw[i]) }
+            }
+            if let late {
+                throw RecordingError(file: file, line: late.line, reason: .badNumber(
+                    field: RecordingLimits.timestampField, text: RecordingError.Reason.seconds(late.micros)))
+            }
             var devices: [RecordedDevice] = []
-            for (device, raw) in parsed {
+            for (device, raw, _) in parsed {
                 var device = device
                 for index in device.events.indices {
                     device.events[index].time = (raw[index] - base) * 1000
@@ -178,7 +189,7 @@ public enum LibinputRecordReader {
                              timestampKind: .classify(first: firsts.isEmpty ? nil : base, last: last))
         }
 
-        mutating func device(_ node: YAMLNode) throws(RecordingError) -> (RecordedDevice, [Int64]) {
+        mutating func device(_ node: YAMLNode) throws(RecordingError) -> (RecordedDevice, [Int64], [Int]) {
             let entry = try mapping(node, "device")
             let evdev = try mapping(entry["evdev"], "evdev description")
             let name = try string(evdev["name"], "device name")
@@ -233,6 +244,7 @@ public enum LibinputRecordReader {
 
             var events: [InputEvent] = []
             var raw: [Int64] = []
+            var lines: [Int] = []
             var previous: Int64 = .min
             if let eventList = entry["events"] {
                 for frame in try sequence(eventList, "events") {
@@ -262,6 +274,7 @@ public enum LibinputRecordReader {
                         }
                         previous = micros
                         raw.append(micros)
+                        lines.append(item.mark.line)
                         events.append(InputEvent(time: 0, type: UInt16(v[2]), code: UInt16(v[3]),
                                                  value: Int32(v[4])))
                     }
@@ -271,7 +284,7 @@ public enum LibinputRecordReader {
                                         recordedNode: try entry["node"].map { node throws(RecordingError) in
                                             try string(node, "node")
                                         })
-            return (device, raw)
+            return (device, raw, lines)
         }
     }
 }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import InputModel
+import Reactive
 
 /// A parsed recording: one or more devices and their events on one shared time base.
 ///
@@ -331,9 +332,12 @@ struct FrameTable {
         buffer.replaceSubrange(buffer.indices, with: events[start..<ends[i].end])
         if shift != 0 {
             buffer.withUnsafeMutableBufferPointer { events in
-                for j in events.indices { events[j].time += shift }
+                // Saturating (issue #34): an event at 9223372036.854 s, replayed from a clock
+                // not at 0, trapped here; parsed recordings now stop at 2⁶¹ ns, a built one
+                // or a long loop may still reach the end of time.
+                for j in events.indices { events[j].time = events[j].time.addingSaturated(shift) }
             }
         }
-        return InputFrame(time: ends[i].time + shift, events: buffer)
+        return InputFrame(time: ends[i].time.addingSaturated(shift), events: buffer)
     }
 }

@@ -13,6 +13,23 @@ public enum RecordingLimits {
     /// Most devices in one recording.
     public static let maxDevices = 1024
 
+    /// Latest time a recording may hold, in nanoseconds after its first event (a sensor
+    /// recording: its first sample): 2⁶¹ ns, about 73 years (issue #34).
+    ///
+    /// Times are `Int64` nanoseconds, and everything downstream adds to them: a replay adds
+    /// its start on the scheduler's clock (`CLOCK_MONOTONIC`, time since boot: below 2⁶¹ for
+    /// 73 years of uptime), a looping replay a pass's length, the filters a window (at most
+    /// `FilterConfig.maxIntervalNanoseconds`, 10⁶ s < 2⁵⁰ ns), the analyses a slice. With each
+    /// term below 2⁶¹, such sums stay below 2⁶³ and fit; a file whose times go further would
+    /// make them trap (a time of 9223372036.854 s did). A later line is refused with
+    /// `badNumber(field: timestampField)`, naming its line (docs/reliability.md, "Limits on
+    /// hostile input").
+    public static let maxTimeNanoseconds: Int64 = 1 << 61
+    /// `maxTimeNanoseconds` in whole microseconds, the unit recordings are written in.
+    public static let maxTimeMicroseconds: Int64 = maxTimeNanoseconds / 1000
+    /// The field a time past `maxTimeMicroseconds` is refused for: says what the limit is.
+    public static let timestampField = "timestamp (at most \(RecordingError.Reason.seconds(maxTimeMicroseconds)) s, about 73 years, after the first)"
+
     /// Reads a whole regular file, refusing one over `limit` bytes while reading (not after)
     /// and anything else at the path (a FIFO, a directory, a device) without blocking on it:
     /// `BoundedFile.read`, its failures as `RecordingError.unreadable`.

@@ -398,8 +398,10 @@ public final class ReplaySource: @unchecked Sendable {
                 if timer == nil { return false }   // stopped by a subscriber while delivering
             }
             if loop {
-                eventOrigin += max(steps.last?.time ?? 0, now - origin) + loopGap
-                origin = now + loopGap
+                // Saturating (issue #34): at --speed 0 passes of a recording decades long
+                // follow each other at once, and their event times reach 2⁶³ ns after a few.
+                eventOrigin = eventOrigin.addingSaturated(max(steps.last?.time ?? 0, now - origin).addingSaturated(loopGap))
+                origin = now.addingSaturated(loopGap)
                 cursor = 0
                 generation &+= 1
                 timer?.arm(at: origin, token: generation)

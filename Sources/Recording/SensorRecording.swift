@@ -107,6 +107,11 @@ public struct SensorRecording: Hashable, Sendable {
                 guard let quantity = SensorQuantity(rawValue: fields[2]) else {
                     throw fail(number, .badSession("unknown quantity '\(fields[2])'"))
                 }
+                // Issue #34: a second channel of one name made SAMPLE, STATE and MQTT documents
+                // hold the key twice (`"values":{"x":1,"x":999}`).
+                guard !sensors[sensors.count - 1].channels.contains(where: { $0.name == fields[1] }) else {
+                    throw fail(number, .badSession("second channel named '\(fields[1])' in sensor '\(sensors[sensors.count - 1].name)'"))
+                }
                 sensors[sensors.count - 1].channels.append(SensorChannel(name: fields[1], quantity: quantity))
             case "V:":
                 guard fields.count >= 3 else { throw fail(number, .truncatedLine(expected: fields.count == 1 ? "time" : "handle")) }
@@ -126,6 +131,10 @@ public struct SensorRecording: Hashable, Sendable {
                 previous = micros
                 let origin = base ?? micros
                 base = origin
+                // Issue #34: a later time trapped here (`* 1000`) or in a replay's sums.
+                guard micros - origin <= RecordingLimits.maxTimeMicroseconds else {
+                    throw fail(number, .badNumber(field: RecordingLimits.timestampField, text: fields[1]))
+                }
                 entries.append(Entry(sensor: s, sample: SensorSample(time: (micros - origin) * 1000, values: values)))
             default:
                 throw fail(number, .unknownLinePrefix(prefix))

@@ -82,7 +82,9 @@ public final class SensorReplaySource: @unchecked Sendable {
                         return
                     }
                     var sample = step.sample
-                    sample.time = origin + step.time
+                    // Saturating: a recording's times are below 2⁶¹ ns, but a clock started
+                    // late plus a built (unparsed) recording's time must not trap (issue #34).
+                    sample.time = origin.addingSaturated(step.time)
                     samples[step.sensor].onNext(sample)
                     i += 1
                 }

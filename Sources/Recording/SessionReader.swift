@@ -225,7 +225,7 @@ public enum SessionReader {
             }
             let offset = raw &- base
             guard offset <= EvemuReader.maxOffsetMicroseconds else {
-                throw fail(.badNumber(field: "timestamp", text: RecordingError.Reason.seconds(raw)))
+                throw fail(.badNumber(field: RecordingLimits.timestampField, text: RecordingError.Reason.seconds(raw)))
             }
             previous = raw
             switch action {

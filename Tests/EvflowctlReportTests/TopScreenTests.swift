@@ -103,4 +103,22 @@ struct TopScreenTests {
         #expect(DisplayWidth.of("東京") == 4 && DisplayWidth.of("e\u{301}") == 1 && DisplayWidth.of("😀") == 2
                 && DisplayWidth.of("a\u{200B}b") == 2 && DisplayWidth.of("ＡＢ") == 4)
     }
+
+    /// Issue #34: `evflowctl top --interval 1e10` (or `inf`) trapped converting the seconds to
+    /// nanoseconds; `nan` and negative values must be refused as clearly.
+    @Test("top --interval 1e10, inf, nan or a negative value is refused by the parser, not a trap")
+    func topIntervalOutOfRangeIsRefused() throws {
+        for bad in ["1e10", "inf", "nan", "-1", "0.01", "86401", ""] {
+            do {
+                _ = try Top.parse(["--interval", bad])
+                Issue.record("--interval '\(bad)' was accepted")
+            } catch {
+                let text = Top.message(for: error)
+                #expect(text.contains("0.1 to 86400"), "\(bad): \(text)")
+            }
+        }
+        let parsed = try Top.parse(["--interval", "0.5"])
+        #expect(parsed.interval == 500_000_000)
+        #expect(try Top.parse([]).interval == 1_000_000_000)
+    }
 }

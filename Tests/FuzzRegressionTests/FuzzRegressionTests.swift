@@ -38,13 +38,14 @@ struct FuzzRegressionTests {
     @Test func shippedRecordingsPassTheirInvariants() throws {
         var checked = 0
         for file in Self.files(under: "recordings") + Self.files(under: "handmade") + Self.files(under: "malformed")
-            + Self.files(under: "sessions") {
+            + Self.files(under: "sessions") + Self.files(under: "sensors") {
             let target: FuzzTarget
             switch file.pathExtension {
             case "evemu", "events", "desc": target = .evemu
             case "evtest": target = .evtest
             case "yml", "yaml": target = .libinputRecord
             case "session": target = .session
+            case "sensors": target = .sensors   // issue #34
             default: continue
             }
             let bytes = try contents(of: file)

@@ -217,6 +217,21 @@ struct InputLoopJobTests {
         #expect(loop.sync { cancelled.value } == false)
     }
 
+    /// Issue #34: a sensor replay at --speed 1 of a recording spanning 10¹⁰ s asked for a step
+    /// that far away, and `monotonicNow() + dueTime` trapped.
+    @Test("a timer due beyond the clock's range (Int64.max ns) is armed as never, not a trap; a near one still runs")
+    func aTimerBeyondTheClocksRangeIsNever() throws {
+        let loop = try InputLoop(name: "test.far")
+        defer { loop.shutdown() }
+        let far = Box(false)
+        let farTimer = loop.schedule(after: RxTimeInterval(nanoseconds: .max)) { far.value = true }
+        let near = DispatchSemaphore(value: 0)
+        _ = loop.schedule(after: .milliseconds(1)) { near.signal() }
+        near.wait()
+        #expect(loop.sync { far.value } == false)
+        farTimer.dispose()
+    }
+
     @Test("a job scheduled from the loop runs after the jobs already queued, and after the fds of that turn")
     func jobsFromTheLoop() throws {
         let loop = try InputLoop(name: "test.jobs2")

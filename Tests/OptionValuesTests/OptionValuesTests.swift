@@ -67,4 +67,16 @@ import Testing
             #expect(refused, "\(bad)")
         }
     }
+
+    /// Issue #34: `evflowctl top --interval 1e10` (or `inf`) trapped in `Int64(interval * 1e9)`.
+    @Test("top --interval: 0.1 s to a day, as nanoseconds; 1e10, inf, nan, negative refused")
+    func topInterval() throws {
+        #expect(try OptionValues.topInterval("0.1") == 100_000_000)
+        #expect(try OptionValues.topInterval("1") == 1_000_000_000)
+        #expect(try OptionValues.topInterval("86400") == 86_400 * 1_000_000_000)
+        for bad in ["1e10", "inf", "nan", "-1", "0", "0.09", "86401", "1e309", "0x1p3", ""] {
+            let refused = Self.refused(bad) { try OptionValues.topInterval($0) }
+            #expect(refused, "\(bad)")
+        }
+    }
 }

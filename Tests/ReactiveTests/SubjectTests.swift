@@ -1,5 +1,5 @@
 import Dispatch
-import Reactive
+@testable import Reactive
 import ReactiveTesting
 import Synchronization
 import Testing
@@ -83,18 +83,27 @@ struct SubjectTests {
         subscription.dispose()
     }
 
+    /// It used to sleep 50 ms inside the delivery and hope the reader was blocked by then;
+    /// when the reader came later, the test passed without testing anything (its own comment
+    /// said so). Now the delivery does not end until the reader's request is queued in the
+    /// subject's gate (`wip` counts it) or the reader has returned: no timing, and a `value()`
+    /// that did not wait for the delivery fails it (`after` false) instead of hanging it.
     @Test("BehaviorSubject: value() from another thread while delivering waits for the delivery")
     func behaviorValueOtherThread() throws {
         let subject = BehaviorSubject(value: 0)
         let inside = DispatchSemaphore(value: 0)
         let deliveryDone = Atomic<Bool>(false)
+        let readerReturned = Atomic<Bool>(false)
+        let readerQueued = Atomic<Bool>(false)
         let subscription = subject.subscribe(onNext: { element in
             guard element == 1 else { return }
             inside.signal()
-            // A real-time wait is the point here: the reader below must be blocked in value()
-            // while this delivery runs, and no signal says a thread is blocked in a call. If
-            // it comes too late, the test passes without having tested the tearing.
-            usleep(50_000)
+            // The deliverer is the gate's one unit of work in progress; the reader's request,
+            // handed over to it, is the second.
+            while subject.core.gate.wip.load(ordering: .acquiring) < 2, !readerReturned.load(ordering: .acquiring) {
+                sched_yield()
+            }
+            readerQueued.store(!readerReturned.load(ordering: .acquiring), ordering: .relaxed)
             deliveryDone.store(true, ordering: .releasing)
         })
         let result = Mutex<(Int, Bool)?>(nil)
@@ -105,10 +114,13 @@ struct SubjectTests {
                 inside.wait()
                 let value = (try? subject.value()) ?? -1
                 let after = deliveryDone.load(ordering: .acquiring)
+                readerReturned.store(true, ordering: .releasing)
                 result.withLock { $0 = (value, after) }
             }
         }
         let (value, after) = try #require(result.withLock { $0 })
+        let queued = readerQueued.load(ordering: .relaxed)
+        #expect(queued)   // the reader was waiting on the delivery
         #expect(value == 1)
         #expect(after)   // it did not tear into the delivery
         subscription.dispose()

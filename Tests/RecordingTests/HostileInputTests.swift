@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import Reactive
 @testable import Recording
 import YAML
 import Testing
@@ -198,5 +199,143 @@ import Testing
         #expect(ReplaySource.scheduledTime(origin: -origin, recorded: .min, speed: 1) == .min)
         #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min / 2, speed: 0.001) == .min + origin)
         #expect(ReplaySource.scheduledTime(origin: origin, recorded: .min, speed: 1) == .min + origin)
+    }
+}
+
+/// Issue #34: the readers accepted times up to 2⁶³ ns after the first event, and what adds
+/// to them trapped: `evflowd --replay --speed 0` (`FrameTable.frame`'s `time += shift`), a
+/// looping replay, a sensor replay. Every reader now stops at `RecordingLimits.maxTimeNanoseconds`
+/// (2⁶¹ ns), naming the line, and the replay's sums saturate.
+@Suite("recording time limit") struct RecordingTimeLimitTests {
+    static let head = "N: t\nI: 0003 0001 0002 0001\nB: 00 0b 00 00 00 00 00 00 00\nB: 01 00 00 00 40 00 00 00 00\n"
+    static let field = "timestamp (at most 2305843009.213693 s, about 73 years, after the first)"
+
+    @Test("the limit is 2⁶¹ ns, about 73 years, and the error says so")
+    func documentedLimit() {
+        #expect(RecordingLimits.maxTimeNanoseconds == 1 << 61)
+        #expect(RecordingLimits.maxTimeMicroseconds == 2_305_843_009_213_693)
+        #expect(RecordingLimits.timestampField == Self.field)
+    }
+
+    @Test("evemu: an event at 9223372036.854 s (it trapped --replay --speed 0 and analyze) is refused naming its line")
+    func evemuEventNearTwoToTheSixtyThree() throws {
+        let text = Self.head + "E: 0.000001 0001 001e 0001\nE: 0.000001 0000 0000 0000\n"
+            + "E: 9223372036.854000 0001 001e 0000\nE: 9223372036.854000 0000 0000 0000\n"
+        #expect(throws: RecordingError(file: "late.evemu", line: 7, reason: .badNumber(
+            field: Self.field, text: "9223372036.854000"))) {
+            _ = try EvemuReader.parse(Array(text.utf8), file: "late.evemu")
+        }
+    }
+
+    @Test("evemu: the last time the limit allows is read, and replays at --speed 0 from a clock 2⁶¹ ns on")
+    func evemuAtTheLimitReplays() throws {
+        let last = RecordingError.Reason.seconds(1 + RecordingLimits.maxTimeMicroseconds)
+        let text = Self.head + "E: 0.000001 0001 001e 0001\nE: 0.000001 0000 0000 0000\n"
+            + "E: \(last) 0001 001e 0000\nE: \(last) 0000 0000 0000\n"
+        let recording = try EvemuReader.parse(Array(text.utf8), file: "edge.evemu")
+        #expect(recording.devices[0].events.last?.time == RecordingLimits.maxTimeMicroseconds * 1000)
+        let origin = RecordingLimits.maxTimeNanoseconds
+        #expect(Self.replayedFrameTimes(recording, clock: origin) == [origin, origin + RecordingLimits.maxTimeMicroseconds * 1000])
+    }
+
+    @Test("evtest and session: a time past the limit is refused naming its line")
+    func evtestAndSessionPastTheLimit() throws {
+        let evtest = """
+            Input device ID: bus 0x3 vendor 0x1 product 0x2 version 0x1
+            Input device name: "x"
+            Event: time 5.000000, type 1 (EV_KEY), code 30 (KEY_A), value 1
+            Event: time 5.000000, -------------- SYN_REPORT ------------
+            Event: time 2305843014.213694, type 1 (EV_KEY), code 30 (KEY_A), value 0
+
+            """
+        #expect(throws: RecordingError(file: "far.evtest", line: 5, reason: .badNumber(
+            field: Self.field, text: "2305843014.213694"))) {
+            _ = try EvtestReader.parse(Array(evtest.utf8), file: "far.evtest")
+        }
+        let session = "# EVFLOW SESSION 1\nD: k\nN: Key\nI: 0003 0001 0002 0001\nadd: 0.000000 k\n"
+            + "E: 9223372036.854000 k 0001 001e 1\n"
+        #expect(throws: RecordingError(file: "far.session", line: 6, reason: .badNumber(
+            field: Self.field, text: "9223372036.854000"))) {
+            _ = try SessionReader.parse(Array(session.utf8), file: "far.session")
+        }
+    }
+
+    @Test("libinput record: an event 3·10⁹ s after the first (past the limit; its seconds stop at 2³² here) is refused naming its line")
+    func libinputPastTheLimit() throws {
+        let text = """
+            version: 1
+            ndevices: 1
+            libinput:
+              version: "1.22"
+            devices:
+              - node: /dev/input/event0
+                evdev:
+                  name: "k"
+                  id: [3, 1, 2, 1]
+                  codes:
+                    1: [30]
+                events:
+                  - evdev:
+                      - [0, 0, 1, 30, 1]
+                      - [0, 0, 0, 0, 0]
+                  - evdev:
+                      - [3000000000, 0, 1, 30, 0]
+                      - [3000000000, 0, 0, 0, 0]
+
+            """
+        #expect(throws: RecordingError(file: "far.yml", line: 17, reason: .badNumber(
+            field: Self.field, text: "3000000000.000000"))) {
+            _ = try LibinputRecordReader.parse(Array(text.utf8), file: "far.yml")
+        }
+    }
+
+    @Test("a built recording with an event at Int64.max - 10 replays at --speed 0 without trapping: its time saturates")
+    func builtRecordingNearTheEndOfTime() {
+        let info = DeviceInfo(name: "k", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1),
+                              capabilities: [EventType.key: [30]])
+        let late = Int64.max - 10
+        let events = [InputEvent(time: 0, type: EventType.key, code: 30, value: 1), InputEvent(time: 0, type: 0, code: 0, value: 0),
+                      InputEvent(time: late, type: EventType.key, code: 30, value: 0), InputEvent(time: late, type: 0, code: 0, value: 0)]
+        let recording = Recording(devices: [RecordedDevice(info: info, events: events)])
+        #expect(Self.replayedFrameTimes(recording, clock: 1_000_000_000) == [1_000_000_000, .max])
+    }
+
+    @Test("a looping replay at --speed 0 of a recording at the limit: its passes' event times saturate, never trap")
+    func loopingPastTheEndOfTime() throws {
+        let last = RecordingError.Reason.seconds(RecordingLimits.maxTimeMicroseconds)
+        let text = Self.head + "E: 0.000000 0001 001e 0001\nE: 0.000000 0000 0000 0000\n"
+            + "E: \(last) 0001 001e 0000\nE: \(last) 0000 0000 0000\n"
+        let recording = try EvemuReader.parse(Array(text.utf8), file: "loop.evemu")
+        let scheduler = VirtualTimeScheduler(initialClock: 1_000_000_000)
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: .infinity, loop: true)
+        var times: [Int64] = []
+        let frames = CompositeDisposable()
+        let devices = replay.devices.subscribe(onNext: { stream in
+            _ = frames.insert(stream.frames.subscribe(onNext: { times.append($0.time) }))
+        })
+        // A pass every second (the loop gap): 2⁶¹ ns of event time each, Int64.max after four.
+        scheduler.advance(by: .seconds(8))
+        devices.dispose()
+        frames.dispose()
+        scheduler.run()
+        #expect(times.count >= 16)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(times.last == .max)
+    }
+
+    /// The times of the frames `recording` delivers, replayed at --speed 0 from `clock`.
+    static func replayedFrameTimes(_ recording: Recording, clock: Int64) -> [Int64] {
+        let scheduler = VirtualTimeScheduler(initialClock: clock)
+        let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: .infinity)
+        var times: [Int64] = []
+        let frames = SerialDisposable()
+        let devices = replay.devices.subscribe(onNext: { stream in
+            frames.disposable = stream.frames.subscribe(onNext: { times.append($0.time) })
+        })
+        scheduler.run()
+        devices.dispose()
+        frames.dispose()
+        scheduler.run()
+        return times
     }
 }

@@ -54,6 +54,15 @@ struct SensorRecordingTests {
         ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: l illuminance\nV: 1.000000 a 3\nC: m illuminance\n", 5,
          "misplaced line: C: line outside a sensor block"),
         ("# EVFLOW SENSORS 1\nX: 1\n", 2, "unknown line prefix 'X:'"),
+        // Issue #34: a duplicate channel name was accepted, and SAMPLE, STATE and MQTT then
+        // held `"values":{"x":1,"x":999}`.
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 buffered\nN: accel\nC: x accel\nC: y accel\nC: x accel\n", 6,
+         "bad session: second channel named 'x' in sensor 'accel'"),
+        // Issue #34: a recording spanning 10¹⁰ s trapped in `(micros - origin) * 1000`.
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: l illuminance\nV: 0.000000 a 1\nV: 10000000000.000000 a 2\n", 5,
+         "bad number '10000000000.000000' for timestamp (at most 2305843009.213693 s, about 73 years, after the first)"),
+        ("# EVFLOW SENSORS 1\nS: a iio:device0 polled\nC: l illuminance\nV: 5.000000 a 1\nV: 2305843014.213694 a 2\n", 5,
+         "bad number '2305843014.213694' for timestamp (at most 2305843009.213693 s, about 73 years, after the first)"),
     ])
     func aMalformedFileNamesItsLine(text: String, line: Int, message: String) {
         let error = #expect(throws: RecordingError.self) { try Self.parse(text) }
@@ -104,6 +113,33 @@ struct SensorRecordingTests {
         #expect(ended.value)   // removed after its last sample (removeAtEnd)
         inner?.dispose()
         outer.dispose()
+        scheduler.advance(by: .zero)
+    }
+
+    /// Issue #34: the last time the limit allows is read, and it replays at --speed 0 from a
+    /// clock already years on (the sum `origin + t` trapped for a span near 2⁶³ ns).
+    @Test func aRecordingAtTheTimeLimitReadsAndReplays() throws {
+        let recording = try Self.parse("""
+        # EVFLOW SENSORS 1
+        S: a iio:device0 polled
+        C: l illuminance
+        V: 5.000000 a 1
+        V: 2305843014.213693 a 2
+
+        """)
+        #expect(recording.entries.map(\.sample.time) == [0, RecordingLimits.maxTimeMicroseconds * 1000])
+        let scheduler = VirtualTimeScheduler(initialClock: RecordingLimits.maxTimeNanoseconds)
+        let replay = SensorReplaySource(recordings: [recording], scheduler: scheduler, speed: .infinity)
+        let times = PosixLockedBox<[Int64]>([])
+        let inner = PosixLockedBox<Disposable?>(nil)
+        let subscription = replay.sensors.subscribe(onNext: { stream in
+            inner.mutate { $0 = stream.samples.subscribe(onNext: { s in times.mutate { $0.append(s.time) } }) }
+        })
+        scheduler.advance(by: .zero)
+        #expect(times.value == [RecordingLimits.maxTimeNanoseconds,
+                                RecordingLimits.maxTimeNanoseconds + RecordingLimits.maxTimeMicroseconds * 1000])
+        inner.value?.dispose()
+        subscription.dispose()
         scheduler.advance(by: .zero)
     }
 }

@@ -1,3 +1,5 @@
+import Reactive
+
 /// A value of a channel at a time (CLOCK_MONOTONIC ns).
 public struct TimedValue: Hashable, Sendable {
     /// The value in the channel's unit.
@@ -56,7 +58,8 @@ public struct OutlierGate: Hashable, Sendable {
     }
 
     /// When the held sample is accepted if nothing confirms or refutes it first.
-    public var deadline: Int64? { held.map { $0.time &+ settings.confirmTimeout } }
+    /// Saturating, not wrapping (issue #34): a wrapped sum near 2⁶³ ns was a deadline in the past.
+    public var deadline: Int64? { held.map { $0.time.addingSaturated(settings.confirmTimeout) } }
 
     private func bound(_ reference: Double) -> Double {
         max(settings.spike, settings.relativeSpike * abs(reference))
@@ -229,7 +232,8 @@ public struct LevelPublisher: Hashable, Sendable {
     }
 
     /// When the candidate is published, if it keeps holding.
-    public var deadline: Int64? { candidate.map { $0.since &+ settle } }
+    /// Saturating, as the outlier gate's (issue #34).
+    public var deadline: Int64? { candidate.map { $0.since.addingSaturated(settle) } }
 
     /// Whether `value` is outside `reference`'s band.
     public func isOutside(_ value: Double, _ reference: Double) -> Bool {
@@ -259,7 +263,7 @@ public struct LevelPublisher: Hashable, Sendable {
 
     /// Time reached `now`: a candidate that held until its deadline is published.
     public mutating func fire(at now: Int64) -> Double? {
-        guard let c = candidate, c.since &+ settle <= now else { return nil }
+        guard let c = candidate, c.since.addingSaturated(settle) <= now else { return nil }
         candidate = nil
         published = c.mean
         return c.mean

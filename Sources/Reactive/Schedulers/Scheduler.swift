@@ -46,6 +46,17 @@ public struct RxTimeInterval: Hashable, Comparable, Sendable, CustomStringConver
     }
 }
 
+extension Int64 {
+    /// `self + other`, saturating at `Int64`'s bounds: a time plus a span (a due time, a
+    /// window's end) that would pass them is "never" (or "always"), not a trap (issue #34:
+    /// times near 2⁶³ ns from a recording trapped the schedulers and the filters).
+    @inlinable
+    public func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+}
+
 /// Runs work, now or as soon as possible, in its own execution context.
 public protocol ImmediateSchedulerType: AnyObject, Sendable {
     /// Runs `action` as soon as possible; disposing before it starts cancels it.

@@ -2,6 +2,7 @@ import ArgumentParser
 import EvflowProtocol
 import Foundation
 import InputModel
+import OptionValues
 import Recording
 #if canImport(Glibc)
 import Glibc
@@ -21,13 +22,15 @@ struct Top: ParsableCommand {
         are the ages of frames leaving the filter (LATENCY, stage filtered).
         """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "Seconds between refreshes.") var interval: Double = 1
+    /// Nanoseconds; parsed and range-checked by OptionValues (issue #34: `1e10`, `inf` trapped).
+    @Option(name: .long, parsing: .unconditional, help: "Seconds between refreshes, 0.1 to 86400 (default 1).",
+            transform: { try OptionValues.topInterval($0) })
+    var interval: Int64 = 1_000_000_000
     @Option(name: .long, help: "Stop after this many refreshes.") var iterations: Int?
     @Option(name: .long, help: "Sort column: \(TopSort.allCases.map(\.rawValue).joined(separator: ", ")).")
     var sort: String = TopSort.eventsIn.rawValue
 
     func validate() throws {
-        guard interval >= 0.1 else { throw ValidationError("--interval must be at least 0.1") }
         guard TopSort(rawValue: sort) != nil else { throw ValidationError("unknown sort column '\(sort)'") }
     }
 
@@ -59,7 +62,7 @@ struct Top: ParsableCommand {
                 if let iterations, drawn >= iterations { break }
                 // Wait for the next sample, answering keys as they come: a key redraws the
                 // same sample at once (rates stay over a whole interval).
-                let deadline = current.time + Int64(interval * 1e9)
+                let deadline = current.time + interval
                 var resample = true
                 waiting: while stopRequested == 0 {
                     let left = deadline - SessionCapture.monotonicNow()

@@ -64,7 +64,9 @@ public struct DebounceState<Element> {
         if _stopped { return .none }
         _pending = element
         _generation &+= 1
-        return .arm(deadline: now + dueTime, token: _generation)
+        // Saturating (issue #34): a switch's debounce runs on event times, near 2⁶³ ns in a
+        // hostile recording.
+        return .arm(deadline: now.addingSaturated(dueTime), token: _generation)
     }
 
     /// The timer armed with `token` fired.

@@ -92,7 +92,7 @@ public struct ThrottleState<Element> {
             _generation &+= 1
             return .arm(deadline: end, token: _generation)
         }
-        _windowEnd = now + dueTime
+        _windowEnd = now.addingSaturated(dueTime)   // issue #34: no trap near 2⁶³ ns
         if _kept != nil || _armed {
             _kept = nil
             _armed = false
@@ -112,7 +112,7 @@ public struct ThrottleState<Element> {
             return .none
         }
         _kept = nil
-        _windowEnd = now + dueTime
+        _windowEnd = now.addingSaturated(dueTime)   // issue #34: no trap near 2⁶³ ns
         if _completionPending {
             _stopped = true
             return .emitAndComplete(element)
