@@ -2191,8 +2191,8 @@ def case_torture(ops=TORTURE_OPS, seed=None):
     prefix = f"{VIRTUAL_PREFIX} torture"
     letters = [KEY_CODES[k] for k in ("KEY_Q", "KEY_W", "KEY_E", "KEY_R", "KEY_T", "KEY_Y", "KEY_A", "KEY_K")]
     chord = [14, 1, 28]                                     # Backspace, Esc, Enter
-    pid = main_pid()
     ensure_active()
+    pid = main_pid()
     res0, fds0, _ = quiet_daemon(pid, prefix)
     typists = [Typist(ui, "keyboard", f"{prefix} kbd1", letters), Typist(ui, "keyboard", f"{prefix} kbd2", letters),
                Typist(ui, "mouse", f"{prefix} mouse", [0x110, 0x111, 0x112])]
