@@ -2315,10 +2315,12 @@ def case_torture(ops=TORTURE_OPS, seed=None):
             for t in typists:
                 if t.dev and rng.random() < 0.5:
                     (press_random if rng.random() < 0.5 else release_random)(t)
-            name = what.split(" ")[0]
+            name = what.split(" ")[0].rstrip(",")
             counts[name] = counts.get(name, 0) + 1
             log.append(what)
             check_view(step)
+            if step % 100 == 0:
+                print(f"  torture: {step} operations, {len(violations)} violations", flush=True)
             if len(violations) > 20:
                 break
         # The end: let go of everything, plug everything back, every key up on every node.
