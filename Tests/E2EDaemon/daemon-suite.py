@@ -2253,6 +2253,8 @@ def case_torture(ops=TORTURE_OPS, seed=None):
             time.sleep(0.5)
             ctl_json("devices")
             found = problems(step)
+        for f in found[:3]:
+            print(f"  torture: {f}", flush=True)
         violations.extend(found)
 
     def op_reload_mode():
