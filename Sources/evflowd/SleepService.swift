@@ -17,7 +17,9 @@ struct SleepService: Service {
     let logger: Logger
 
     func run() async throws {
-        guard await after.wait() else { return }   // the input service failed
+        // The input service failed, or a SIGTERM came before it was ready (a replay's burst at
+        // start-up: this, the last service, is stopped first and must not wait for the input).
+        guard await cancelWhenGracefulShutdown({ await after.wait() }) else { return }
         let hub = self.hub, logger = self.logger
         let monitor = SleepMonitor(loop: inputScheduler, logger: logger, willSleep: { ready in
             hub.prepareForSleep { report in
