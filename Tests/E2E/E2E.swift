@@ -365,9 +365,9 @@ struct E2E {
         let changes = recorder.changes(named: name)
         let info = changes.first { $0.change.kind == "added" }?.change.device
         let log = info.map { recorder.log(of: $0) } ?? Recorder.DeviceLog()
-        // Every frame is a whole KEY_A+KEY_B pair, except the first two, the SYN_DROPPED frame,
-        // libevdev's resync frame after it and the tail of a frame whose head the kernel
-        // dropped. The device types without pause, so it is opened half-way through a frame:
+        // Every frame is a whole KEY_A+KEY_B pair, except the first two, the SYN_DROPPED frame
+        // (with libevdev's resync in it: the reader's resync frame) and the tail of a frame
+        // whose head the kernel dropped. The device types without pause, so it is opened half-way through a frame:
         // the keys down at open (`EvdevDevice.stateAtOpen`, the kernel's key bits, seen once as
         // KEY_B alone) and the first frame read (the rest of the one in progress) may each be
         // part of a pair, and only A and B. The last frame is the kernel's own: on disconnect it
@@ -375,7 +375,10 @@ struct E2E {
         // must leave every key released.
         var broken: [String] = []
         for (i, f) in log.frames.enumerated().dropLast() {
-            let isDrop = f.events.count == 1 && f.events[0].type == EventType.syn && f.events[0].code == SynCode.dropped
+            // The drop: a lone SYN_DROPPED, or the reader's resync frame (the SYN_DROPPED, then
+            // libevdev's resync of the keys, InputFrame.isResync).
+            let isDrop = f.events.first.map { $0.type == EventType.syn && $0.code == SynCode.dropped } == true
+                && f.events.dropFirst().allSatisfy { $0.type == EventType.key && [30, 48].contains($0.code) }
             let afterDrop = (1...2).contains { i >= $0 && log.frames[i - $0].events.first?.code == SynCode.dropped
                 && log.frames[i - $0].events.first?.type == EventType.syn }
             if isDrop || afterDrop { continue }
