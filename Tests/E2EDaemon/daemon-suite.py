@@ -1080,11 +1080,9 @@ class EvdevReader:
                     self.dropping = etype != EV_SYN or code != 0
                     continue
                 if etype == EV_KEY and value in (0, 1):
-                    # The kernel never sends an edge that changes nothing; after a resync the
-                    # events still queued may repeat what EVIOCGKEY already showed: an
-                    # application (libinput) ignores those, and so does this reader.
-                    if (code in self.down) == bool(value):
-                        continue
+                    # What this reader has down (a resync's starting point). Edges that change
+                    # nothing stay in `events` (a case may look for the release of a key this
+                    # reader never saw pressed); `left_down` ignores them, as libinput does.
                     (self.down.add if value else self.down.discard)(code)
                 self.events.append((t, etype, code, value))
 
