@@ -21,8 +21,6 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
     private var writeBack: FileDescriptor?
     private var grabbed = false
     private var grabbedAt: Int64 = 0
-    /// Repeat rates set on the twin and handed to the physical device (tests, diagnostics).
-    private(set) var repeatRateForwarded = 0
 
     init(device: EvdevDevice, loop: InputLoop) {
         self.device = device
@@ -143,7 +141,6 @@ final class EvdevOutputPort: DeviceOutputPort, @unchecked Sendable {
         }
         if !rate.isEmpty {
             twin.disableRepeat()
-            repeatRateForwarded += 1
             events += rate
         }
         guard !events.isEmpty, let writeBack, !writeBack.isClosed else { return }
