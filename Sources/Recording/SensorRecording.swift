@@ -59,13 +59,15 @@ public struct SensorRecording: Hashable, Sendable {
 
     /// Parses a sensor recording; an error names its line.
     public static func parse(_ bytes: [UInt8], file: String) throws(RecordingError) -> SensorRecording {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
-        if lines.last == "" { lines.removeLast() }
+        // Lines and fields are cut at bytes, not Characters: "\r\n" is one Character, so a name
+        // ending in "\r" would join its line to the next when written back (a fuzz finding).
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .map { $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0 }
+        if lines.last?.isEmpty == true { lines.removeLast() }
         func fail(_ line: Int, _ reason: RecordingError.Reason) -> RecordingError {
             RecordingError(file: file, line: line, reason: reason)
         }
-        guard let first = lines.first, first == Substring(magic) else {
+        guard let first = lines.first, first.elementsEqual(magic.utf8) else {
             throw fail(1, .badSession("the first line must be '\(magic)'"))
         }
         var sensors: [SensorInfo] = []
@@ -76,8 +78,8 @@ public struct SensorRecording: Hashable, Sendable {
         var previous: Int64?
         for (index, rawLine) in lines.enumerated().dropFirst() {
             let number = index + 1
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let line = rawLine.prefix { $0 != UInt8(ascii: "#") }
+            let fields = line.split(whereSeparator: Self.isBlank).map { String(decoding: $0, as: UTF8.self) }
             guard let prefix = fields.first else { continue }
             switch prefix {
             case "S:":
@@ -98,8 +100,8 @@ public struct SensorRecording: Hashable, Sendable {
                                           channels: [], buffered: buffered))
             case "N:":
                 guard entries.isEmpty, !sensors.isEmpty else { throw fail(number, .misplacedLine("N: line outside a sensor block")) }
-                let name = line.drop { $0 != ":" }.dropFirst().drop { $0 == " " || $0 == "\t" }
-                sensors[sensors.count - 1].name = String(name.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+                let name = line.drop { $0 != UInt8(ascii: ":") }.dropFirst().drop(while: Self.isBlank)
+                sensors[sensors.count - 1].name = String(decoding: name.reversed().drop(while: Self.isBlank).reversed(), as: UTF8.self)
             case "C:":
                 guard entries.isEmpty, !sensors.isEmpty else { throw fail(number, .misplacedLine("C: line outside a sensor block")) }
                 guard fields.count >= 3 else { throw fail(number, .truncatedLine(expected: fields.count == 1 ? "channel" : "quantity")) }
@@ -145,6 +147,12 @@ public struct SensorRecording: Hashable, Sendable {
             throw fail(blockLines[i], .missingDescription("sensor '\(sensor.name)' has no C: channel line"))
         }
         return SensorRecording(sensors: sensors, entries: entries)
+    }
+
+    /// A field separator: space, tab or carriage return (a name cannot end in "\r": the
+    /// writer's line would then end in "\r\n", which the reader takes for a Windows line end).
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
     }
 
     /// `sec.usec` (exactly six fraction digits) as microseconds.
