@@ -125,27 +125,49 @@ final class SessionOutput: @unchecked Sendable {
             return
         }
         phase = .waiting
-        if held.isEmpty {
-            grab()
-        } else {
+        if held.isEmpty { grab() }
+        if phase == .waiting {
             publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .waiting),
                     "virtual device \(node ?? "?") created; grabbing once every key and button is released")
         }
     }
 
-    private func grab() {
-        guard let port else { return }
+    /// Grabs while `waiting` with nothing held as far as the frames read tell; returns whether
+    /// the device is grabbed (false: still waiting, or failed and stopped).
+    ///
+    /// The frames read lag the kernel by what is still queued, so the kernel's own key state
+    /// (`keysDown`) is asked twice (docs/virtual-device.md, "Around the grab"): before the grab
+    /// a key down there that no frame read has pressed yet means wait (its frames will come,
+    /// and its release retries); just after the grab, a key down means it may have been pressed
+    /// before the grab took effect, where the desktop saw it — ungrab at once, before its
+    /// release can happen, rather than when its frame is read (by then the release may have
+    /// gone to evflowd alone and the desktop would keep the key down).
+    @discardableResult
+    private func grab() -> Bool {
+        guard let port else { return false }
+        if let down = port.keysDown(), !down.isEmpty {
+            held.formUnion(down)
+            return false
+        }
         do {
             grabbedAt = try port.grab()
-            phase = .grabbed
-            publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .grabbed),
-                    "grabbed; applications read the filtered stream from \(node ?? "?")")
         } catch {
             let reason = error.kind == .busy ? "not grabbed: another program holds a grab (EBUSY)" : "not grabbed: \(error)"
             fail(reason: reason, message: error.kind == .busy
                  ? "not grabbed: another program holds a grab on \(info.devnode ?? "the device") (EBUSY); the device stays observed"
                  : "not grabbed (\(error)); the device stays observed")
+            return false
         }
+        if let down = port.keysDown(), !down.isEmpty {
+            port.ungrab()
+            grabbedAt = .max
+            held.formUnion(down)
+            return false
+        }
+        phase = .grabbed
+        publish(DeviceOutputStatus(mode: .virtual, virtualNode: node, grab: .grabbed),
+                "grabbed; applications read the filtered stream from \(node ?? "?")")
+        return true
     }
 
     /// A raw frame, before filtering: follows the keys down; grabs when the last is released

@@ -48,6 +48,58 @@ import Testing
         #expect(LiveResources.owned == baseline)
     }
 
+    @Test("torture finding: a key the kernel has down that no frame read has pressed yet (still queued) keeps the grab waiting, until its own release is read")
+    func kernelKeyDownBeforeTheGrab() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig(config: Self.virtual())
+            let port = FakeOutputPort()
+            let frames = rig.plug(Self.keyboard, port: port, atOpen: frame(0, EventType.key, Self.KEY_ENTER, 1))
+            port.hardware = [C.KEY_A]                                   // KEY_A's press is queued, unread
+            rig.at(10, frames, [(EventType.key, Self.KEY_ENTER, 0)])
+            #expect(port.steps == ["createTwin"], "no grab while the kernel has KEY_A down")
+            #expect(rig.status(Self.keyboard)?.grab == .waiting)
+            rig.at(10, frames, [(EventType.key, C.KEY_A, 1)])          // the queued press, read
+            port.hardware = []
+            rig.at(40, frames, [(EventType.key, C.KEY_A, 0)])          // its release (the desktop saw both)
+            #expect(port.steps == ["createTwin", "grab"])
+            #expect(port.grabTimes == [40 * ms])
+            rig.scheduler.advance(by: .milliseconds(100))
+            #expect(port.written.isEmpty, "KEY_A never reached the twin")
+            frames.onCompleted()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("torture finding: a key down just after the grab took effect (pressed before it, where the desktop saw it) ungrabs at once — before its release can go to evflowd alone — and the grab waits for that release")
+    func kernelKeyDownJustAfterTheGrab() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig(config: Self.virtual())
+            let port = FakeOutputPort()
+            let frames = rig.plug(Self.keyboard, port: port, atOpen: frame(0, EventType.key, Self.KEY_ENTER, 1))
+            port.onGrab = { [unowned port] in port.hardware = [C.KEY_A]; port.onGrab = nil }
+            rig.at(10, frames, [(EventType.key, Self.KEY_ENTER, 0)])
+            #expect(port.steps == ["createTwin", "grab", "ungrab"], "ungrabbed before any frame of KEY_A was read")
+            #expect(rig.status(Self.keyboard)?.grab == .waiting)
+            // KEY_A's frames, read later: its release happened while the device was not grabbed,
+            // so the desktop got it from the device; the grab follows.
+            port.hardware = []
+            rig.at(10, frames, [(EventType.key, C.KEY_A, 1)])
+            #expect(port.steps == ["createTwin", "grab", "ungrab"], "KEY_A is held: no grab yet")
+            rig.at(30, frames, [(EventType.key, C.KEY_A, 0)])
+            #expect(port.steps == ["createTwin", "grab", "ungrab", "grab"])
+            rig.at(100, frames, [(EventType.key, C.KEY_B, 1)])
+            rig.at(200, frames, [(EventType.key, C.KEY_B, 0)])
+            rig.scheduler.advance(by: .milliseconds(100))
+            #expect(port.written.map(describe) == ["@100 KEY_B 1", "@200 KEY_B 0"], "KEY_A never reached the twin")
+            frames.onCompleted()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     @Test("a release queued before the grab is not written either; a press stamped after the grab is")
     func framesAroundTheGrab() {
         let baseline = LiveResources.owned

@@ -39,10 +39,14 @@ final class FakeOutputPort: DeviceOutputPort, @unchecked Sendable {
     /// When the grab takes effect, on `now`'s clock.
     var grabTimes: [Int64] = []
 
+    /// Runs as the grab takes effect (a test presses a key on the "physical device" there).
+    var onGrab: (() -> Void)?
+
     func grab() throws(DeviceOutputError) -> Int64 {
         log.append("grab")
         if let grabError { throw grabError }
         grabbed = true
+        onGrab?()
         grabTimes.append(now())
         return now()
     }
@@ -86,8 +90,8 @@ final class FakeOutputPort: DeviceOutputPort, @unchecked Sendable {
         return hardware
     }
 
-    /// The calls that are not writes.
-    var steps: [String] { log.filter { !$0.hasPrefix("write ") } }
+    /// The calls that change something and are not writes (`keysDown` only asks).
+    var steps: [String] { log.filter { !$0.hasPrefix("write ") && $0 != "keysDown" } }
 }
 
 /// `output: virtual` in the hub: twin first, grab once nothing is held, filtered frames to the
