@@ -2174,10 +2174,18 @@ class AppView:
 
 
 def case_torture(ops=TORTURE_OPS, seed=None):
+    """The torture case runs with logind mocked (`MockLogind`: evflowd restarted onto a private
+    bus), so a suspend and resume can be one of its operations."""
+    with MockLogind() as logind:
+        torture(logind, ops, seed)
+
+
+def torture(logind, ops, seed):
     """Two keyboards and a mouse type and click at random while, at random times: reloads
     observe ↔ virtual, reloads with other keys/buttons windows, SIGSTOP/SIGCONT long enough to
     overflow the kernel's buffer (SYN_DROPPED), unplug and re-plug, EVIOCSREP on a twin, the
-    panic chord; presses come right before and after each operation. After every operation
+    panic chord, a suspend and resume (logind's PrepareForSleep, hands moving while asleep);
+    presses come right before and after each operation. After every operation
     (once evflowd has caught up and the windows have closed): no key or button down in the
     application's view (the physical nodes' and the twins' readers) that the typist does not
     hold, and no key down on two of a device's nodes at once (the press reached the application
@@ -2312,8 +2320,18 @@ def case_torture(ops=TORTURE_OPS, seed=None):
             t.frame([(k, 0)])
         return "panic chord"
 
+    def op_suspend():
+        logind.prepare_for_sleep(True)
+        wait_until("evflowd to let the sleep go (its inhibitor closed)", lambda: logind.inhibitors() == [], timeout=30)
+        for t in typists:                                   # keys change while the machine sleeps
+            if t.dev and rng.random() < 0.5:
+                type_burst(t, rng.randint(1, 3))
+        logind.prepare_for_sleep(False)
+        wait_until("a new delay inhibitor after resume", lambda: logind.inhibitors() == MockLogind.EXPECTED, timeout=30)
+        return "suspend and resume"
+
     operations = [(op_reload_mode, 4), (op_reload_windows, 2), (op_overflow, 2), (op_replug, 2),
-                  (op_eviocsrep, 1), (op_panic, 1), (None, 12)]
+                  (op_eviocsrep, 1), (op_panic, 1), (op_suspend, 1), (None, 12)]
     population = [o for o, w in operations for _ in range(w)]
     try:
         vc.__enter__()
@@ -2839,25 +2857,25 @@ SUSPEND_BUS_DIR = "/run/evflow-e2e-bus"   # under /run: the unit's PrivateTmp= h
 SUSPEND_DROPIN = "/run/systemd/system/evflowd.service.d/e2e-suspend.conf"
 
 
-def case_suspend():
-    """Suspend and resume (docs/virtual-device.md, "Suspend and resume") with logind mocked by
-    python-dbusmock on a private system bus, which a runtime drop-in points the installed,
-    sandboxed unit at (DBUS_SYSTEM_BUS_ADDRESS): the daemon holds a delay inhibitor; at
-    PrepareForSleep(true) a reader of the twin of a grabbed keyboard holding shift+A sees both
-    released and the inhibitor goes; at PrepareForSleep(false), both still down on the keyboard,
-    the twin has them down again (EVIOCGKEY) and a new inhibitor is held."""
-    try:
-        import dbus
-    except ImportError:
-        raise Failure("python3-dbus (python3-dbusmock) is not in the guest image")
-    name = f"{VIRTUAL_PREFIX} suspend keyboard"
-    hold, done = os.path.join(WORK, "suspend.hold"), os.path.join(WORK, "suspend.done")
-    os.makedirs(SUSPEND_BUS_DIR, exist_ok=True)
-    os.chmod(SUSPEND_BUS_DIR, 0o755)
-    address = f"unix:path={SUSPEND_BUS_DIR}/system_bus_socket"
-    conf = os.path.join(WORK, "suspend-bus.conf")
-    with open(conf, "w") as f:
-        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+class MockLogind:
+    """logind mocked by python-dbusmock on a private system bus, which a runtime drop-in points
+    the installed, sandboxed unit at (DBUS_SYSTEM_BUS_ADDRESS); evflowd is restarted into it on
+    entry and back onto the real bus on exit. `prepare_for_sleep(True/False)` emits logind's
+    signal; `inhibitors()` lists evflowd's."""
+
+    EXPECTED = [("sleep", "evflowd", "release held keys on virtual devices", "delay")]
+
+    def __enter__(self):
+        try:
+            import dbus
+        except ImportError:
+            raise Failure("python3-dbus (python3-dbusmock) is not in the guest image")
+        os.makedirs(SUSPEND_BUS_DIR, exist_ok=True)
+        os.chmod(SUSPEND_BUS_DIR, 0o755)
+        self.address = address = f"unix:path={SUSPEND_BUS_DIR}/system_bus_socket"
+        conf = os.path.join(WORK, "suspend-bus.conf")
+        with open(conf, "w") as f:
+            f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>system</type>
@@ -2877,65 +2895,77 @@ def case_suspend():
   </policy>
 </busconfig>
 """)
-    log = open(os.path.join(WORK, "suspend-bus.log"), "w")
-    bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
-                                  stdout=subprocess.PIPE, stderr=log, text=True)
-    helpers.append(bus_daemon)
-    bus_daemon.stdout.readline()
-    mock = subprocess.Popen(["python3", "-m", "dbusmock", "--system", "--template", "logind"],
-                            env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address), stdout=log, stderr=log)
-    helpers.append(mock)
-    bus = dbus.bus.BusConnection(address)
-    wait_until("dbusmock's logind on the private bus", lambda: bus.name_has_owner("org.freedesktop.login1"))
-    login1 = bus.get_object("org.freedesktop.login1", "/org/freedesktop/login1")
-    manager = dbus.Interface(login1, "org.freedesktop.login1.Manager")
-    mocked = dbus.Interface(login1, "org.freedesktop.DBus.Mock")
-    expected = [("sleep", "evflowd", "release held keys on virtual devices", "delay")]
+        log = open(os.path.join(WORK, "suspend-bus.log"), "a")
+        self.bus_daemon = subprocess.Popen(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
+                                           stdout=subprocess.PIPE, stderr=log, text=True)
+        helpers.append(self.bus_daemon)
+        self.bus_daemon.stdout.readline()
+        self.mock = subprocess.Popen(["python3", "-m", "dbusmock", "--system", "--template", "logind"],
+                                     env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address), stdout=log, stderr=log)
+        helpers.append(self.mock)
+        bus = dbus.bus.BusConnection(address)
+        wait_until("dbusmock's logind on the private bus", lambda: bus.name_has_owner("org.freedesktop.login1"))
+        login1 = bus.get_object("org.freedesktop.login1", "/org/freedesktop/login1")
+        self.manager = dbus.Interface(login1, "org.freedesktop.login1.Manager")
+        self.mocked = dbus.Interface(login1, "org.freedesktop.DBus.Mock")
+        self.dbus = dbus
+        os.makedirs(os.path.dirname(SUSPEND_DROPIN), exist_ok=True)
+        with open(SUSPEND_DROPIN, "w") as f:
+            f.write(f"[Service]\nEnvironment=DBUS_SYSTEM_BUS_ADDRESS={address}\n")
+        sh(["systemctl", "daemon-reload"], check=True)
+        sh(["systemctl", "restart", "evflowd.service"], check=True)
+        ensure_active()
+        wait_until("a delay inhibitor held by evflowd", lambda: self.inhibitors() == self.EXPECTED, timeout=30)
+        return self
 
-    def inhibitors():
-        return [tuple(str(x) for x in i[:4]) for i in manager.ListInhibitors() if str(i[1]) == "evflowd"]
+    def inhibitors(self):
+        return [tuple(str(x) for x in i[:4]) for i in self.manager.ListInhibitors() if str(i[1]) == "evflowd"]
 
-    def prepare_for_sleep(start):
-        mocked.EmitSignal("org.freedesktop.login1.Manager", "PrepareForSleep", "b", [dbus.Boolean(start)])
+    def prepare_for_sleep(self, start):
+        self.mocked.EmitSignal("org.freedesktop.login1.Manager", "PrepareForSleep", "b", [self.dbus.Boolean(start)])
 
-    shift, a = KEY["KEY_LEFTSHIFT"], KEY["KEY_A"]
-    os.makedirs(os.path.dirname(SUSPEND_DROPIN), exist_ok=True)
-    with open(SUSPEND_DROPIN, "w") as f:
-        f.write(f"[Service]\nEnvironment=DBUS_SYSTEM_BUS_ADDRESS={address}\n")
-    try:
-        with VirtualConfig([(name, "virtual", [])]):
-            cursor = journal_cursor()
-            sh(["systemctl", "daemon-reload"], check=True)
-            sh(["systemctl", "restart", "evflowd.service"], check=True)
-            ensure_active()
-            wait_until("a delay inhibitor held by evflowd", lambda: inhibitors() == expected, timeout=30)
-            dev, node = device("keyboard", name, f"@{hold} KEY_LEFTSHIFT=1 . +20ms KEY_A=1 . @{done}",
-                               extra=["--hold", "0"])
-            did = device_id(name)
-            wait_grab(did, "grabbed")
-            twin = twin_of(name)
-            reader = EvdevReader(twin)
-            touch(hold)
-            wait_until("shift and A down on the twin", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
-            prepare_for_sleep(True)
-            wait_until("the inhibitor closed", lambda: inhibitors() == [], timeout=30)
-            asleep_twin, asleep_device = kernel_keys(twin), kernel_keys(node)
-            before = edges(reader.keys())
-            prepare_for_sleep(False)
-            wait_until("shift and A down on the twin again", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
-            wait_until("a new delay inhibitor", lambda: inhibitors() == expected, timeout=30)
-            time.sleep(0.2)
-            after = edges(reader.keys())[len(before):]
-            messages = [str(m.get("MESSAGE", "")) for m in journal_json(cursor)]
-            touch(done)
-            dev.wait(timeout=30)
-            reader.close()
-    finally:
+    def __exit__(self, *exc):
         os.remove(SUSPEND_DROPIN)
         sh(["systemctl", "daemon-reload"])
         sh(["systemctl", "restart", "evflowd.service"])
-        for p in (mock, bus_daemon):
+        for p in (self.mock, self.bus_daemon):
             p.terminate()
+        return False
+
+
+def case_suspend():
+    """Suspend and resume (docs/virtual-device.md, "Suspend and resume") with logind mocked by
+    python-dbusmock on a private system bus, which a runtime drop-in points the installed,
+    sandboxed unit at (DBUS_SYSTEM_BUS_ADDRESS): the daemon holds a delay inhibitor; at
+    PrepareForSleep(true) a reader of the twin of a grabbed keyboard holding shift+A sees both
+    released and the inhibitor goes; at PrepareForSleep(false), both still down on the keyboard,
+    the twin has them down again (EVIOCGKEY) and a new inhibitor is held."""
+    name = f"{VIRTUAL_PREFIX} suspend keyboard"
+    hold, done = os.path.join(WORK, "suspend.hold"), os.path.join(WORK, "suspend.done")
+    shift, a = KEY["KEY_LEFTSHIFT"], KEY["KEY_A"]
+    with MockLogind() as logind, VirtualConfig([(name, "virtual", [])]):
+        cursor = journal_cursor()
+        dev, node = device("keyboard", name, f"@{hold} KEY_LEFTSHIFT=1 . +20ms KEY_A=1 . @{done}",
+                           extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        reader = EvdevReader(twin)
+        touch(hold)
+        wait_until("shift and A down on the twin", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
+        logind.prepare_for_sleep(True)
+        wait_until("the inhibitor closed", lambda: logind.inhibitors() == [], timeout=30)
+        asleep_twin, asleep_device = kernel_keys(twin), kernel_keys(node)
+        before = edges(reader.keys())
+        logind.prepare_for_sleep(False)
+        wait_until("shift and A down on the twin again", lambda: {shift, a} <= kernel_keys(twin), timeout=30)
+        wait_until("a new delay inhibitor", lambda: logind.inhibitors() == MockLogind.EXPECTED, timeout=30)
+        time.sleep(0.2)
+        after = edges(reader.keys())[len(before):]
+        messages = [str(m.get("MESSAGE", "")) for m in journal_json(cursor)]
+        touch(done)
+        dev.wait(timeout=30)
+        reader.close()
     said_sleep = any("before sleep: released the keys held on 1 virtual device" in m for m in messages)
     said_resume = any("after resume:" in m and "KEY_A, KEY_LEFTSHIFT" in m for m in messages)
     check("suspend", before[-2:] in ([(shift, 0), (a, 0)], [(a, 0), (shift, 0)]) and not asleep_twin
