@@ -18,7 +18,8 @@ PROXIMITY_NEAR_LEVEL set, as the hwdb sets it). Then:
      (the same orientation evflow's own STATE gives), a light level, near and far.
   3. monitor-sensor is killed without releasing: its claims end with its bus name and the
      three sensors stop being read.
-  4. The properties cannot be set; a client cannot take the name.
+  4. A sensor removed: its Has… turns false.
+  5. The properties cannot be set; a client cannot take the name.
 
   sensor_proxy_check.py BINDIR REPO
 """
@@ -192,6 +193,12 @@ def main(bin_dir, repo):
             eventually(lambda: read_now(sensor) == 'no', sensor + ' no longer read after monitor-sensor died', 5)
         assert 'left the bus; its claims ended' in open(work + '/evflowd.log').read()
         print('check-sensor-proxy: monitor-sensor killed without releasing: its claims ended with its bus name, nothing is read')
+
+        testbed.uevent('/sys' + PROX, 'remove')
+        testbed.remove_device('/sys' + PROX)
+        eventually(lambda: prop('HasProximity') == 'b false', 'HasProximity false after the removal')
+        assert prop('HasAmbientLight') == 'b true'
+        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay')
 
         r = busctl('set-property', NAME, '/net/hadess/SensorProxy', NAME, 'LightLevel', 'd', '1', check=False)
         assert r.returncode != 0 and 'read-only' in r.stderr, r.stderr

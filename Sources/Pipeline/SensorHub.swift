@@ -27,8 +27,9 @@ public struct SensorFeed: Sendable {
     /// Raw and filtered samples from the moment of subscribing; subscribing starts the
     /// sensor's reading if nobody else consumes it.
     public let updates: Observable<SensorUpdate>
-    /// One element, then completion, when the sensor goes away or the hub stops: its end
-    /// without subscribing `updates` (which would read it). Replays the end to a late subscriber.
+    /// Completes when the sensor goes away or the hub stops (after one element, for a
+    /// subscriber that was there; at once for a later one): the end without subscribing
+    /// `updates`, which would read the sensor.
     public let ended: Observable<Void>
 }
 

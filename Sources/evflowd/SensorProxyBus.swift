@@ -121,9 +121,12 @@ final class SensorProxyBus: @unchecked Sendable {
     private func added(_ feed: SensorFeed) {
         let id = feed.info.id
         feeds[id] = feed
-        endings[id]?.dispose()
-        endings[id] = feed.ended.subscribe(onNext: { [weak self] in self?.removed(id, feed.info) })
         apply(state.added(feed.info))
+        endings.removeValue(forKey: id)?.dispose()
+        // The completion, not the element: a sensor gone before this subscription only
+        // completes (at once, inside `subscribe`: after the state has it, so it leaves again).
+        let ending = feed.ended.subscribe(onCompleted: { [weak self] in self?.removed(id, feed.info) })
+        if feeds[id]?.info == feed.info { endings[id] = ending }
     }
 
     private func removed(_ id: DeviceID, _ info: SensorInfo) {
