@@ -9,17 +9,19 @@ A dbus-daemon with its own configuration stands for the system bus: the system b
 policy (no names owned, no method calls, except where a policy file allows) plus evflow's
 policy file, systemd/evflow-sensor-proxy.conf, as installed. evflowd runs with `sensor_proxy:
 true` over a testbed with a polled accelerometer, light sensor and proximity sensor (its
-PROXIMITY_NEAR_LEVEL set, as the hwdb sets it). Then:
+PROXIMITY_NEAR_LEVEL set, as the hwdb sets it), and Debian's iio-sensor-proxy beside it on the
+same testbed, on a second such bus with its package's policy file. Then:
 
-  1. GetAll before any claim: the three Has… true, the light in lux; no sensor read (STATE).
-  2. monitor-sensor (iio-sensor-proxy's client, unchanged) claims the three, as an
-     unprivileged user when this runs as root (the policy lets anyone call): it prints each
-     sensor's first value, then the changes the attributes are put through: a quarter turn
-     (the same orientation evflow's own STATE gives), a light level, near and far.
-  3. monitor-sensor is killed without releasing: its claims end with its bus name and the
-     three sensors stop being read.
-  4. A sensor removed: its Has… turns false.
-  5. The properties cannot be set; a client cannot take the name.
+  1. Both: the same interface (busctl introspect: methods, property types and flags) and the
+     same properties before any claim; evflowd reads no sensor (STATE).
+  2. A monitor-sensor (iio-sensor-proxy's client, unchanged) on each bus claims the three, as
+     an unprivileged user when this runs as root (the policies let anyone call): both print
+     the sensors, then the same changes as the attributes go through a quarter turn, a light
+     level, near and far (evflowd's orientation is also its own STATE's).
+  3. evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
+     and the three sensors stop being read.
+  4. A sensor removed: its Has… turns false on both.
+  5. evflowd's properties cannot be set; another user cannot take its name.
 
   sensor_proxy_check.py BINDIR REPO
 """
@@ -67,7 +69,11 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Config
 def sensors():
     accel = tb.describe(ACCEL, [('name', 'accel_3d'), ('in_accel_x_raw', '0'), ('in_accel_y_raw', '981'),
                                 ('in_accel_z_raw', '0'), ('in_accel_scale', '0.01')],
-                        [('ID_PATH', 'platform-accel.0'), ('IIO_SENSOR_PROXY_TYPE', 'iio-poll-accel')])
+                        [('ID_PATH', 'platform-accel.0'), ('IIO_SENSOR_PROXY_TYPE', 'iio-poll-accel'),
+                         # iio-sensor-proxy's axis sign is the opposite of the one evflow's
+                         # orientation rule has used (docs/sensors.md, "Side by side"): the
+                         # hwdb's matrix, which it reads first, makes this upright for both.
+                         ('ACCEL_MOUNT_MATRIX', '-1, 0, 0; 0, -1, 0; 0, 0, -1')])
     light = tb.describe(LIGHT, [('name', 'als'), ('in_illuminance_raw', '200'), ('in_illuminance_scale', '0.5')],
                         [('ID_PATH', 'platform-als.0'), ('IIO_SENSOR_PROXY_TYPE', 'iio-poll-als')])
     prox = tb.describe(PROX, [('name', 'prox'), ('in_proximity_raw', '10')],
@@ -87,108 +93,161 @@ def eventually(predicate, what, seconds=10):
         time.sleep(0.05)
 
 
-def main(bin_dir, repo):
-    testbed = UMockdev.Testbed.new()
-    work = tempfile.mkdtemp(prefix='evflow-sensor-proxy-')
-    os.chmod(work, 0o755)
-    with open(work + '/bus.conf', 'w') as f:
-        f.write(BUS_CONFIG % {'work': work, 'policy': repo + '/systemd/evflow-sensor-proxy.conf'})
-    with open(work + '/evflow.yaml', 'w') as f:
-        f.write('sensor_proxy: true\n')
-    bus = subprocess.Popen(['dbus-daemon', '--config-file=' + work + '/bus.conf', '--nofork', '--print-address=1'],
-                           stdout=subprocess.PIPE, stderr=open(work + '/dbus-daemon.log', 'w'), text=True)
-    address = bus.stdout.readline().strip()
-    os.chmod(work + '/system_bus_socket', 0o777)
-    client = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
-    # The clients without umockdev's preload (umockdev-wrapper's, inherited): busctl reads
-    # /proc and /sys for what it prints.
-    plain = {k: v for k, v in client.items() if k not in ('LD_PRELOAD', 'UMOCKDEV_DIR')}
-    sock = work + '/evflowd.sock'
-    log = open(work + '/evflowd.log', 'w')
-    daemon = subprocess.Popen([bin_dir + '/evflowd', '--socket', sock, '--config', work + '/evflow.yaml'],
-                              env=dict(client, UMOCKDEV_DIR=testbed.get_root_dir(), LD_PRELOAD='libumockdev-preload.so.0'),
-                              stderr=log)
-    monitor = None
+class Bus:
+    """A private dbus-daemon standing for the system bus: the default policy and one policy file."""
 
-    def busctl(*args, check=True):
-        r = subprocess.run(['busctl', '--address=' + address] + list(args), capture_output=True, text=True, timeout=10,
-                           env=plain)
+    def __init__(self, work, name, policy):
+        with open('%s/%s.conf' % (work, name), 'w') as f:
+            f.write(BUS_CONFIG % {'work': '%s/%s' % (work, name), 'policy': policy})
+        os.mkdir('%s/%s' % (work, name))
+        os.chmod('%s/%s' % (work, name), 0o755)
+        self.process = subprocess.Popen(['dbus-daemon', '--config-file=%s/%s.conf' % (work, name), '--nofork', '--print-address=1'],
+                                        stdout=subprocess.PIPE, stderr=open('%s/%s.log' % (work, name), 'w'), text=True)
+        self.address = self.process.stdout.readline().strip()
+        os.chmod('%s/%s/system_bus_socket' % (work, name), 0o777)
+        # Clients without umockdev's preload (umockdev-wrapper's, inherited): busctl reads /proc
+        # and /sys for what it prints.
+        self.env = {k: v for k, v in os.environ.items() if k not in ('LD_PRELOAD', 'UMOCKDEV_DIR')}
+        self.env['DBUS_SYSTEM_BUS_ADDRESS'] = self.address
+
+    def busctl(self, *args, check=True):
+        r = subprocess.run(['busctl', '--address=' + self.address] + list(args), capture_output=True, text=True,
+                           timeout=10, env=self.env)
         if check and r.returncode != 0:
             raise AssertionError('busctl %s: %s' % (' '.join(args), r.stderr.strip()))
         return r
 
-    def prop(name):
-        return busctl('get-property', NAME, '/net/hadess/SensorProxy', NAME, name).stdout.strip()
+    def prop(self, name):
+        return self.busctl('get-property', NAME, '/net/hadess/SensorProxy', NAME, name).stdout.strip()
+
+    def interface(self):
+        """The interface's members as busctl lists them: name, kind, signature, flags."""
+        out = self.busctl('introspect', NAME, '/net/hadess/SensorProxy', NAME).stdout
+        return sorted(tuple(l.split()[i] for i in (0, 1, 2, -1)) for l in out.splitlines()[1:] if l.startswith('.'))
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+class Monitor:
+    """monitor-sensor on a bus (as nobody when root: the policies let any user call)."""
+
+    def __init__(self, bus, who, log):
+        self.who, self.log = who, log
+        self.user = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] if os.getuid() == 0 else []
+        self.process = subprocess.Popen(self.user + ['stdbuf', '-oL', 'monitor-sensor'], env=bus.env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.lines = []
+        threading.Thread(target=lambda: self.lines.extend(l.rstrip('\n') for l in self.process.stdout), daemon=True).start()
+
+    def expect(self, pattern, what):
+        def seen():
+            return next((m for m in (re.search(pattern, l) for l in list(self.lines)) if m), None)
+        try:
+            return eventually(seen, what)
+        except AssertionError:
+            raise AssertionError('monitor-sensor on %s: no %s; it printed:\n%s\n%s: %s' % (
+                self.who, what, '\n'.join(self.lines), self.who, open(self.log).read()[-2000:]))
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def changes(self):
+        """The property changes it printed, per sensor: what a client sees of the D-Bus behaviour."""
+        return {kind: [m.group(1) for m in (re.search(pattern, l) for l in self.lines) if m] for kind, pattern in (
+            ('orientation', r'Accelerometer orientation changed: (\S+)'), ('light', r'Light changed: (\S+ \(\w+\))'),
+            ('proximity', r'Proximity value changed: (\d)'))}
+
+
+def main(bin_dir, repo):
+    testbed = UMockdev.Testbed.new()
+    work = tempfile.mkdtemp(prefix='evflow-sensor-proxy-')
+    os.chmod(work, 0o755)
+    with open(work + '/evflow.yaml', 'w') as f:
+        f.write('sensor_proxy: true\n')
+    preload = {'UMOCKDEV_DIR': testbed.get_root_dir(), 'LD_PRELOAD': 'libumockdev-preload.so.0'}
+    bus = Bus(work, 'evflow-bus', repo + '/systemd/evflow-sensor-proxy.conf')
+    sock = work + '/evflowd.sock'
+    log = open(work + '/evflowd.log', 'w')
+    daemon = subprocess.Popen([bin_dir + '/evflowd', '--socket', sock, '--config', work + '/evflow.yaml'],
+                              env=dict(bus.env, **preload), stderr=log)
+    # iio-sensor-proxy beside it, on a bus of its own with its package's policy.
+    policy = next(p for p in ('/usr/share/dbus-1/system.d/net.hadess.SensorProxy.conf',
+                              '/etc/dbus-1/system.d/net.hadess.SensorProxy.conf') if os.path.exists(p))
+    proxy_bus = Bus(work, 'iio-bus', policy)
+    proxy, monitors = None, []
 
     def ctl(*args):
         return subprocess.run([bin_dir + '/evflowctl'] + list(args) + ['--socket', sock],
                               capture_output=True, text=True, timeout=10).stdout
 
     def read_now(sensor):
-        return re.search(r'^read now: +(yes|no)', ctl('state', sensor), re.M).group(1) if 'read now' in ctl('state', sensor) else None
+        m = re.search(r'^read now: +(yes|no)', ctl('state', sensor), re.M)
+        return m and m.group(1)
+
+    def orientation():
+        return eventually(lambda: re.search(r'^orientation: (\S+)', ctl('state', 'accel_3d'), re.M), 'evflow orientation').group(1)
 
     try:
         eventually(lambda: os.path.exists(sock), 'evflowd socket', 20)
         for description in sensors():
             tb.plug(testbed, description)
         eventually(lambda: all(' %s ' % n in ctl('devices') for n in ('accel_3d', 'als', 'prox')), 'sensors in DEVICES')
-        eventually(lambda: busctl('status', NAME, check=False).returncode == 0, 'evflowd owning ' + NAME)
-        eventually(lambda: prop('HasProximity') == 'b true', 'HasProximity true')
-        values = {n: prop(n) for n in ('HasAccelerometer', 'HasAmbientLight', 'LightLevelUnit', 'AccelerometerOrientation')}
-        assert values == {'HasAccelerometer': 'b true', 'HasAmbientLight': 'b true', 'LightLevelUnit': 's "lux"',
-                          'AccelerometerOrientation': 's "undefined"'}, values
+        proxy = subprocess.Popen(['/usr/sbin/iio-sensor-proxy'], env=dict(proxy_bus.env, **preload),
+                                 stderr=open(work + '/iio-sensor-proxy.log', 'w'))
+        for b, who in ((bus, 'evflowd'), (proxy_bus, 'iio-sensor-proxy')):
+            eventually(lambda: b.busctl('status', NAME, check=False).returncode == 0, who + ' owning ' + NAME)
+            eventually(lambda: b.prop('HasProximity') == 'b true', who + ': HasProximity true')
+        before = [{n: b.prop(n) for n in ('HasAccelerometer', 'AccelerometerOrientation', 'HasAmbientLight', 'LightLevelUnit',
+                                          'LightLevel', 'ProximityNear')} for b in (bus, proxy_bus)]
+        assert before[0] == before[1] == {'HasAccelerometer': 'b true', 'AccelerometerOrientation': 's "undefined"',
+                                          'HasAmbientLight': 'b true', 'LightLevelUnit': 's "lux"', 'LightLevel': 'd 0',
+                                          'ProximityNear': 'b false'}, before
+        assert bus.interface() == proxy_bus.interface(), (bus.interface(), proxy_bus.interface())
         for sensor in ('accel_3d', 'als', 'prox'):
             assert read_now(sensor) == 'no', (sensor, ctl('state', sensor))
-        print('check-sensor-proxy: evflowd owns %s (through evflow\'s policy); the three sensors present, none read before a claim' % NAME)
+        print('check-sensor-proxy: evflowd owns %s (through evflow\'s policy), iio-sensor-proxy beside it on a bus of its own; '
+              'the same interface (methods, property types) and the same properties before a claim; nothing read' % NAME)
 
-        # monitor-sensor as nobody when root: the policy lets any user call.
-        user = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] if os.getuid() == 0 else []
-        monitor = subprocess.Popen(user + ['stdbuf', '-oL', 'monitor-sensor'], env=plain,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-        lines = []
-        threading.Thread(target=lambda: lines.extend(l.rstrip('\n') for l in monitor.stdout), daemon=True).start()
-
-        def seen(pattern):
-            return next((m for m in (re.search(pattern, l) for l in list(lines)) if m), None)
-
-        def expect(pattern, what):
-            try:
-                return eventually(lambda: seen(pattern), what)
-            except AssertionError:
-                raise AssertionError('monitor-sensor: no %s; it printed:\n%s\nevflowd: %s'
-                                     % (what, '\n'.join(lines), open(work + '/evflowd.log').read()[-2000:]))
-
-        # Its first report is of the properties before its claims (as with iio-sensor-proxy:
-        # nothing read yet, undefined and 0 lx); the first readings follow as changes.
-        expect(r'=== Has accelerometer \(orientation: undefined\)', 'accelerometer')
-        expect(r'=== Has ambient light sensor \(value: 0\.0+, unit: lux\)', 'light sensor')
-        expect(r'=== Has proximity sensor \(near: 0\)', 'proximity sensor, far')
-        first = expect(r'Accelerometer orientation changed: ([a-z-]+)', 'first orientation').group(1)
-        expect(r'Light changed: 100\.0+ \(lux\)', 'first light level (100 lx)')
+        monitors = [Monitor(bus, 'evflowd', work + '/evflowd.log'), Monitor(proxy_bus, 'iio-sensor-proxy', work + '/iio-sensor-proxy.log')]
+        for monitor in monitors:
+            # Its first report is of the properties before its claims (nothing read yet:
+            # undefined, 0 lx, far); the first readings follow as changes.
+            monitor.expect(r'=== Has accelerometer \(orientation: undefined\)', 'accelerometer')
+            monitor.expect(r'=== Has ambient light sensor \(value: 0\.0+, unit: lux\)', 'light sensor')
+            monitor.expect(r'=== Has proximity sensor \(near: 0\)', 'proximity sensor, far')
+            monitor.expect(r'Accelerometer orientation changed: normal', 'first orientation')
+            monitor.expect(r'Light changed: 100\.0+ \(lux\)', 'first light level (100 lx)')
         for sensor in ('accel_3d', 'als', 'prox'):
             eventually(lambda: read_now(sensor) == 'yes', sensor + ' read while claimed')
-        upright = eventually(lambda: re.search(r'^orientation: (\S+)', ctl('state', 'accel_3d'), re.M), 'evflow orientation')
-        assert first in ('normal', 'bottom-up') and first == upright.group(1), (first, upright.group(1))
-        print('check-sensor-proxy: monitor-sensor (as %s) claims all three: orientation %s (as evflow\'s STATE), 100 lx, far'
-              % ('nobody' if user else 'this user', first))
+        assert orientation() == 'normal'
+        print('check-sensor-proxy: monitor-sensor (as %s) claims all three from each: orientation normal (evflow\'s STATE too), '
+              '100 lx, far' % ('nobody' if monitors[0].user else 'this user'))
 
-        # A quarter turn: gravity along x.
+        # A quarter turn (gravity along x), a brighter light, something near, then far again.
         for axis, value in (('y', '0'), ('x', '981')):
             tb.change(testbed, '/sys' + ACCEL, 'in_accel_%s_raw' % axis, value)
-        turned = expect(r'Accelerometer orientation changed: ((?:left|right)-up)', 'orientation change').group(1)
-        state = eventually(lambda: re.search(r'^orientation: (\S+)', ctl('state', 'accel_3d'), re.M), 'evflow orientation')
-        assert turned == state.group(1), (turned, state.group(1))
+        for monitor in monitors:
+            monitor.expect(r'Accelerometer orientation changed: right-up', 'orientation change to right-up')
+        assert orientation() == 'right-up'
         tb.change(testbed, '/sys' + LIGHT, 'in_illuminance_raw', '1000')
-        expect(r'Light changed: 500\.0+ \(lux\)', 'light change to 500 lx')
+        for monitor in monitors:
+            monitor.expect(r'Light changed: 500\.0+ \(lux\)', 'light change to 500 lx')
         tb.change(testbed, '/sys' + PROX, 'in_proximity_raw', '150')
-        expect(r'Proximity value changed: 1', 'near')
+        for monitor in monitors:
+            monitor.expect(r'Proximity value changed: 1', 'near')
         tb.change(testbed, '/sys' + PROX, 'in_proximity_raw', '20')
-        expect(r'Proximity value changed: 0', 'far again')
-        print('check-sensor-proxy: monitor-sensor follows the testbed: %s after a quarter turn, 500 lx, near, far' % turned)
+        for monitor in monitors:
+            monitor.expect(r'Proximity value changed: 0', 'far again')
+        time.sleep(1.0)   # a last poll of iio-sensor-proxy's
+        changes = [m.changes() for m in monitors]
+        assert changes[0] == changes[1], 'evflowd %s, iio-sensor-proxy %s' % tuple(changes)
+        print('check-sensor-proxy: both follow the testbed with the same PropertiesChanged, as monitor-sensor prints them: %s' % changes[0])
 
-        monitor.kill()
-        monitor.wait()
-        monitor = None
+        monitors[0].kill()
         for sensor in ('accel_3d', 'als', 'prox'):
             eventually(lambda: read_now(sensor) == 'no', sensor + ' no longer read after monitor-sensor died', 5)
         assert 'left the bus; its claims ended' in open(work + '/evflowd.log').read()
@@ -196,25 +255,29 @@ def main(bin_dir, repo):
 
         testbed.uevent('/sys' + PROX, 'remove')
         testbed.remove_device('/sys' + PROX)
-        eventually(lambda: prop('HasProximity') == 'b false', 'HasProximity false after the removal')
-        assert prop('HasAmbientLight') == 'b true'
-        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay')
+        for b, who in ((bus, 'evflowd'), (proxy_bus, 'iio-sensor-proxy')):
+            eventually(lambda: b.prop('HasProximity') == 'b false', who + ': HasProximity false after the removal')
+            assert b.prop('HasAmbientLight') == 'b true'
+        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay (both)')
 
-        r = busctl('set-property', NAME, '/net/hadess/SensorProxy', NAME, 'LightLevel', 'd', '1', check=False)
+        r = bus.busctl('set-property', NAME, '/net/hadess/SensorProxy', NAME, 'LightLevel', 'd', '1', check=False)
         assert r.returncode != 0 and 'read-only' in r.stderr, r.stderr
-        r = subprocess.run(user + ['/usr/bin/python3', '-c', 'import dbus, sys; b = dbus.bus.BusConnection(sys.argv[1]); '
-                                   'print(b.request_name("%s", 4))' % NAME, address], capture_output=True, text=True, env=plain)
+        r = subprocess.run(monitors[0].user + ['/usr/bin/python3', '-c', 'import dbus, sys; b = dbus.bus.BusConnection(sys.argv[1]); '
+                                               'print(b.request_name("%s", 4))' % NAME, bus.address],
+                           capture_output=True, text=True, env=bus.env)
         assert r.returncode != 0 and 'AccessDenied' in r.stderr, (r.stdout, r.stderr[-500:])
         print('check-sensor-proxy: the properties are read-only; another user cannot take the name')
     finally:
-        if monitor:
+        for monitor in monitors:
             monitor.kill()
-            monitor.wait()
+        if proxy:
+            proxy.terminate()
+            proxy.wait(timeout=20)
         daemon.terminate()
         code = daemon.wait(timeout=20)
         log.close()
-        bus.terminate()
-        bus.wait()
+        bus.stop()
+        proxy_bus.stop()
     if code != 0:
         raise AssertionError('evflowd exited %d: %s' % (code, open(work + '/evflowd.log').read()[-1500:]))
     print('check-sensor-proxy: OK')
