@@ -20,7 +20,8 @@ same testbed, on a second such bus with its package's policy file. Then:
      level, near and far (evflowd's orientation is also its own STATE's).
   3. evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
      and the three sensors stop being read.
-  4. A sensor removed: its Has… turns false on both.
+  4. A sensor removed: its Has… turns false on both; both take a claim of a kind with no
+     sensor and refuse an unknown method.
   5. evflowd's properties cannot be set; another user cannot take its name.
 
   sensor_proxy_check.py BINDIR REPO
@@ -258,7 +259,12 @@ def main(bin_dir, repo):
         for b, who in ((bus, 'evflowd'), (proxy_bus, 'iio-sensor-proxy')):
             eventually(lambda: b.prop('HasProximity') == 'b false', who + ': HasProximity false after the removal')
             assert b.prop('HasAmbientLight') == 'b true'
-        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay (both)')
+        # A claim of a kind with no sensor is taken (it is read once one comes); an unknown method is refused.
+        for method, ok in (('ClaimProximity', True), ('ReleaseProximity', True), ('ClaimGyroscope', False)):
+            calls = [b.busctl('call', NAME, '/net/hadess/SensorProxy', NAME, method, check=False) for b in (bus, proxy_bus)]
+            assert [c.returncode == 0 for c in calls] == [ok, ok], (method, [(c.returncode, c.stderr) for c in calls])
+        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay; ClaimProximity without one '
+              'is taken, an unknown method refused (both)')
 
         r = bus.busctl('set-property', NAME, '/net/hadess/SensorProxy', NAME, 'LightLevel', 'd', '1', check=False)
         assert r.returncode != 0 and 'read-only' in r.stderr, r.stderr

@@ -140,7 +140,8 @@ final class SensorProxyBus: @unchecked Sendable {
     /// Emits `changes` and makes the subscriptions follow `state.reading`.
     private func apply(_ changes: [(name: String, value: ProxyValue)]) {
         emit(changes)
-        let wanted = state.reading
+        // Without a connection (lost) no claim can be served: nothing is read for D-Bus.
+        let wanted = connection == nil ? [:] : state.reading
         for (kind, read) in reads where wanted[kind] != read.id || feeds[read.id] == nil {
             read.subscription.dispose()
             reads[kind] = nil
