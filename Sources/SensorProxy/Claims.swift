@@ -1,8 +1,11 @@
 /// The three sensor kinds of iio-sensor-proxy's main interface (`net.hadess.SensorProxy`),
 /// each claimed and released on its own (`ClaimAccelerometer`, `ClaimLight`, `ClaimProximity`).
 public enum ProxySensorKind: String, Hashable, Sendable, CaseIterable {
+    /// `AccelerometerOrientation`.
     case accelerometer = "Accelerometer"
+    /// `LightLevel` and its unit.
     case light = "Light"
+    /// `ProximityNear`.
     case proximity = "Proximity"
 
     /// The kind and whether it is a claim (true) or a release, of a method name of the

@@ -6,7 +6,9 @@ public enum ProxyInterface {
     public static let path = "/net/hadess/SensorProxy"
     /// The main interface (the compass's, `net.hadess.SensorProxy.Compass`, is not served).
     public static let name = "net.hadess.SensorProxy"
+    /// The standard properties interface (Get, GetAll, Set, PropertiesChanged).
     public static let properties = "org.freedesktop.DBus.Properties"
+    /// The standard introspection interface.
     public static let introspectable = "org.freedesktop.DBus.Introspectable"
 
     /// `Introspect`'s answer for the object: the interface's methods and read-only

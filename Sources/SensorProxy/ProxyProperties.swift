@@ -1,7 +1,10 @@
 /// A property's value as it goes on the bus: a D-Bus boolean (`b`), string (`s`) or double (`d`).
 public enum ProxyValue: Hashable, Sendable {
+    /// A boolean (`b`).
     case bool(Bool)
+    /// A string (`s`).
     case string(String)
+    /// A double (`d`).
     case double(Double)
 
     /// The D-Bus type signature of the value.
@@ -24,15 +27,20 @@ public enum ProxyValue: Hashable, Sendable {
 /// iio-sensor-proxy's margin around the near level. A sensor that goes away keeps its last
 /// values (its `Has…` turns false); one that comes back starts from them. Pure.
 public struct ProxyProperties: Hashable, Sendable {
+    /// An accelerometer serves the API.
     public var hasAccelerometer = false
     /// `normal`, `bottom-up`, `left-up`, `right-up`, or `undefined` before the first upright
     /// reading.
     public var accelerometerOrientation = "undefined"
+    /// A light sensor serves the API.
     public var hasAmbientLight = false
     /// `lux`, or `vendor` for a sensor in its own units.
     public var lightLevelUnit = "lux"
+    /// The last light level, in `lightLevelUnit` (0 before the first reading).
     public var lightLevel = 0.0
+    /// A proximity sensor with a near level serves the API.
     public var hasProximity = false
+    /// Whether something is near (false before the first reading).
     public var proximityNear = false
     /// The last proximity level read (the margin around the near level depends on it).
     private var lastProximity = 0.0

@@ -9,7 +9,9 @@ import InputModel
 /// comes) and outlives its sensor's removal (read again when one comes back); only its
 /// caller's release or departure from the bus ends it.
 public struct ProxyState: Sendable {
+    /// Who claims what.
     public private(set) var claims = ClaimBook()
+    /// The properties as clients see them.
     public private(set) var properties = ProxyProperties()
     /// The sensor serving each kind now.
     public private(set) var chosen: [ProxySensorKind: ProxySensor] = [:]
