@@ -19,7 +19,7 @@ same testbed, on a second such bus with its package's policy file. Then:
      the sensors, then the same changes as the attributes go through a quarter turn, a light
      level, near and far (evflowd's orientation is also its own STATE's).
   3. evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
-     and the three sensors stop being read.
+     and the three sensors stop being read; so do those of clients that claim and leave at once.
   4. A sensor removed: its Has… turns false on both; both take a claim of a kind with no
      sensor and refuse an unknown method.
   5. evflowd's properties cannot be set; another user cannot take its name.
@@ -253,6 +253,17 @@ def main(bin_dir, repo):
             eventually(lambda: read_now(sensor) == 'no', sensor + ' no longer read after monitor-sensor died', 5)
         assert 'left the bus; its claims ended' in open(work + '/evflowd.log').read()
         print('check-sensor-proxy: monitor-sensor killed without releasing: its claims ended with its bus name, nothing is read')
+        # Clients that send a claim without waiting for its reply and leave at once: gone before
+        # evflowd watches their names, which its GetNameOwner after the match tells.
+        quick = ('import dbus, dbus.lowlevel, sys\nfor _ in range(5):\n    b = dbus.bus.BusConnection(sys.argv[1])\n'
+                 '    m = dbus.lowlevel.MethodCallMessage("%s", "/net/hadess/SensorProxy", "%s", "ClaimLight")\n'
+                 '    m.set_no_reply(True)\n    b.send_message(m)\n    b.flush()\n    b.close()\n' % (NAME, NAME))
+        r = subprocess.run(['/usr/bin/python3', '-c', quick, bus.address], capture_output=True, text=True, env=bus.env)
+        assert r.returncode == 0, r.stderr[-500:]
+        eventually(lambda: open(work + '/evflowd.log').read().count('left the bus; its claims ended') == 6, '5 more departures', 5)
+        eventually(lambda: read_now('als') == 'no', 'als no longer read after 5 clients claimed it and left at once', 5)
+        print('check-sensor-proxy: 5 clients that claim the light and leave at once, gone before evflowd watches them: '
+              'their claims end too')
 
         testbed.uevent('/sys' + PROX, 'remove')
         testbed.remove_device('/sys' + PROX)

@@ -18,9 +18,9 @@ import ServiceLifecycle
 ///   sensors it says to read are subscribed and the others' subscriptions disposed (the
 ///   hub reads a sensor while anything consumes it), and the changed properties go out in one
 ///   `PropertiesChanged`.
-/// - A claim belongs to its caller's unique name: `NameOwnerChanged` with an empty new owner
-///   ends its claims. The match is installed before the name is requested, and the bus
-///   delivers a client's calls before the signal of its departure, so no claim is missed.
+/// - A claim belongs to its caller's unique name: while the name holds one it is watched
+///   (`BusNameWatch`: a `NameOwnerChanged` match on it, then `GetNameOwner`, so a client gone
+///   before the match was in place is seen too), and its departure ends its claims.
 /// - Sensors come from `SensorHub.feeds()`; a feed's `ended` says when one goes away.
 ///
 /// On the input loop's thread (`BusConnection`); `start()` and `close()` are called there.
@@ -30,6 +30,8 @@ final class SensorProxyBus: @unchecked Sendable {
     private let logger: Logger
     private var connection: BusConnection?
     private var slots: [OpaquePointer] = []
+    /// The claimants' names, watched while they hold a claim.
+    private var claimants: BusNameWatch?
     private var state = ProxyState()
     private var feeds: [DeviceID: SensorFeed] = [:]
     private var reads: [ProxySensorKind: (id: DeviceID, subscription: Disposable)] = [:]
@@ -53,6 +55,8 @@ final class SensorProxyBus: @unchecked Sendable {
         do {
             connection = try BusConnection(loop: loop) { [weak self] why in
                 self?.logger.error("sensor proxy: the system bus connection is gone (\(why)); \(ProxyInterface.busName) is no longer served")
+                self?.claimants?.close()
+                self?.claimants = nil
                 self?.connection = nil
                 self?.stopReading()
             }
@@ -69,16 +73,7 @@ final class SensorProxyBus: @unchecked Sendable {
             return Unmanaged<SensorProxyBus>.fromOpaque(userdata!).takeUnretainedValue().handle(message)
         }, me)
         if rc >= 0, let slot { slots.append(slot) }
-        if rc >= 0 {
-            slot = nil
-            rc = sd_bus_match_signal_async(bus, &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                           "NameOwnerChanged", { message, userdata, _ in
-                guard let message else { return 0 }
-                Unmanaged<SensorProxyBus>.fromOpaque(userdata!).takeUnretainedValue().nameOwnerChanged(message)
-                return 0
-            }, nil, me)
-            if rc >= 0, let slot { slots.append(slot) }
-        }
+        claimants = BusNameWatch(bus: bus) { [weak self] name in self?.vanished(name) }
         if rc >= 0 {
             slot = nil
             // Flags 0: not queued behind another owner (iio-sensor-proxy), not replaceable.
@@ -110,6 +105,8 @@ final class SensorProxyBus: @unchecked Sendable {
         for ending in endings.values { ending.dispose() }
         endings = [:]
         stopReading()
+        claimants?.close()
+        claimants = nil
         for slot in slots { sd_bus_slot_unref(slot) }
         slots = []
         connection?.close()
@@ -181,9 +178,7 @@ final class SensorProxyBus: @unchecked Sendable {
         }
     }
 
-    private func nameOwnerChanged(_ message: OpaquePointer) {
-        guard let name = BusMessage.readString(message), let old = BusMessage.readString(message),
-              let new = BusMessage.readString(message), !old.isEmpty, new.isEmpty else { return }
+    private func vanished(_ name: String) {
         guard state.vanished(name) else { return }
         logger.info("sensor proxy: \(name) left the bus; its claims ended")
         apply([])
@@ -221,8 +216,12 @@ final class SensorProxyBus: @unchecked Sendable {
             }
             if claim {
                 state.claim(kind, by: sender)
+                if claimants?.watch(sender) == false {
+                    logger.warning("sensor proxy: cannot watch \(sender) on the bus; its claim ends when it releases it")
+                }
             } else {
                 state.release(kind, by: sender)
+                if !state.claims.holds(sender) { claimants?.unwatch(sender) }
             }
             logger.info("sensor proxy: \(sender) \(claim ? "claims" : "releases") the \(kind.rawValue.lowercased())")
             let answered = reply(m) { _ in 0 }
