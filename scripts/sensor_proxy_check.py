@@ -19,7 +19,8 @@ same testbed, on a second such bus with its package's policy file. Then:
      the sensors, then the same changes as the attributes go through a quarter turn, a light
      level, near and far (evflowd's orientation is also its own STATE's).
   3. evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
-     and the three sensors stop being read; so do those of clients that claim and leave at once.
+     and the three sensors stop being read; so do those of clients that claim and leave at once;
+     with no claim left evflowd does not wake up.
   4. A sensor removed: its Has… turns false on both; both take a claim of a kind with no
      sensor and refuse an unknown method.
   5. evflowd's properties cannot be set; another user cannot take its name.
@@ -264,6 +265,12 @@ def main(bin_dir, repo):
         eventually(lambda: read_now('als') == 'no', 'als no longer read after 5 clients claimed it and left at once', 5)
         print('check-sensor-proxy: 5 clients that claim the light and leave at once, gone before evflowd watches them: '
               'their claims end too')
+        # Unclaimed, the service costs no wake-up (docs/benchmarks.md, I1): no timer, no
+        # signal from other connections (iio-sensor-proxy's monitor-sensor is on the other bus).
+        idle = subprocess.run([os.path.join(os.path.dirname(__file__), 'idle-cost'), '--pid', str(daemon.pid),
+                               '--seconds', '3', '--max', '3'], capture_output=True, text=True)
+        assert idle.returncode == 0, idle.stdout + idle.stderr
+        print('check-sensor-proxy: no claim, no wake-ups: %s' % idle.stdout.strip().splitlines()[-1])
 
         testbed.uevent('/sys' + PROX, 'remove')
         testbed.remove_device('/sys' + PROX)
