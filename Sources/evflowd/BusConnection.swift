@@ -63,10 +63,9 @@ final class BusConnection: @unchecked Sendable {
         busFD = -1
         timer?.invalidate()
         timer = nil
-        if let bus {
-            sd_bus_flush(bus)
-            sd_bus_close_unref(bus)
-        }
+        // No sd_bus_flush: it waits without a limit on the input loop. What was queued is
+        // dropped; the bus releases the connection's names when it closes.
+        if let bus { sd_bus_close_unref(bus) }
         bus = nil
     }
 
