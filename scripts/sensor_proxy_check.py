@@ -18,11 +18,11 @@ same testbed, on a second such bus with its package's policy file. Then:
      an unprivileged user when this runs as root (the policies let anyone call): both print
      the sensors, then the same changes as the attributes go through a quarter turn, a light
      level, near and far (evflowd's orientation is also its own STATE's).
-  3. evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
-     and the three sensors stop being read; so do those of clients that claim and leave at once;
+  3. A sensor removed while claimed: both monitor-sensors print it gone (PropertiesChanged).
+     evflowd's monitor-sensor is killed without releasing: its claims end with its bus name
+     and the sensors stop being read; so do those of clients that claim and leave at once;
      with no claim left evflowd does not wake up.
-  4. A sensor removed: its Has… turns false on both; both take a claim of a kind with no
-     sensor and refuse an unknown method.
+  4. Both take a claim of a kind with no sensor and refuse an unknown method.
   5. evflowd's properties cannot be set; another user cannot take its name.
 
   sensor_proxy_check.py BINDIR REPO
@@ -249,8 +249,17 @@ def main(bin_dir, repo):
         assert changes[0] == changes[1], 'evflowd %s, iio-sensor-proxy %s' % tuple(changes)
         print('check-sensor-proxy: both follow the testbed with the same PropertiesChanged, as monitor-sensor prints them: %s' % changes[0])
 
+        # A sensor removed while claimed: its Has… false, in a PropertiesChanged monitor-sensor prints.
+        testbed.uevent('/sys' + PROX, 'remove')
+        testbed.remove_device('/sys' + PROX)
+        for monitor in monitors:
+            monitor.expect(r'--- Proximity sensor disappeared', 'the proximity sensor gone')
+        for b, who in ((bus, 'evflowd'), (proxy_bus, 'iio-sensor-proxy')):
+            assert b.prop('HasProximity') == 'b false' and b.prop('HasAmbientLight') == 'b true', who
+        print('check-sensor-proxy: a sensor removed while claimed: both monitor-sensors print it gone, the others stay')
+
         monitors[0].kill()
-        for sensor in ('accel_3d', 'als', 'prox'):
+        for sensor in ('accel_3d', 'als'):
             eventually(lambda: read_now(sensor) == 'no', sensor + ' no longer read after monitor-sensor died', 5)
         assert 'left the bus; its claims ended' in open(work + '/evflowd.log').read()
         print('check-sensor-proxy: monitor-sensor killed without releasing: its claims ended with its bus name, nothing is read')
@@ -272,17 +281,11 @@ def main(bin_dir, repo):
         assert idle.returncode == 0, idle.stdout + idle.stderr
         print('check-sensor-proxy: no claim, no wake-ups: %s' % idle.stdout.strip().splitlines()[-1])
 
-        testbed.uevent('/sys' + PROX, 'remove')
-        testbed.remove_device('/sys' + PROX)
-        for b, who in ((bus, 'evflowd'), (proxy_bus, 'iio-sensor-proxy')):
-            eventually(lambda: b.prop('HasProximity') == 'b false', who + ': HasProximity false after the removal')
-            assert b.prop('HasAmbientLight') == 'b true'
         # A claim of a kind with no sensor is taken (it is read once one comes); an unknown method is refused.
         for method, ok in (('ClaimProximity', True), ('ReleaseProximity', True), ('ClaimGyroscope', False)):
             calls = [b.busctl('call', NAME, '/net/hadess/SensorProxy', NAME, method, check=False) for b in (bus, proxy_bus)]
             assert [c.returncode == 0 for c in calls] == [ok, ok], (method, [(c.returncode, c.stderr) for c in calls])
-        print('check-sensor-proxy: a removed sensor: HasProximity false, the others stay; ClaimProximity without one '
-              'is taken, an unknown method refused (both)')
+        print('check-sensor-proxy: ClaimProximity without a proximity sensor is taken, an unknown method refused (both)')
 
         r = bus.busctl('set-property', NAME, '/net/hadess/SensorProxy', NAME, 'LightLevel', 'd', '1', check=False)
         assert r.returncode != 0 and 'read-only' in r.stderr, r.stderr
