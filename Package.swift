@@ -66,6 +66,9 @@ let package = Package(
         // Bounded reading of the files evflow is told to read (configurations, recordings):
         // regular files only, a size limit, never blocking on a FIFO.
         .target(name: "FileReading"),
+        // iio-sensor-proxy's D-Bus API as pure state: claims, the sensors serving it, its
+        // properties (evflowd puts it on the bus with sd-bus: SensorProxyBus).
+        .target(name: "SensorProxy", dependencies: ["InputModel"]),
         // The command-line option values of evflowd and evflowctl, parsed and range-checked
         // in one place (shared with the options fuzz target).
         .target(name: "OptionValues"),
@@ -83,7 +86,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "DeviceStreams", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "DeviceStreams", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "SensorProxy", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,6 +143,7 @@ let package = Package(
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
+        .testTarget(name: "SensorProxyTests", dependencies: ["SensorProxy", "InputModel"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "DeviceStreams", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),

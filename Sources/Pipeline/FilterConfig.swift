@@ -162,6 +162,11 @@ public struct FilterConfig: Hashable, Sendable {
     public var panicChord: Set<UInt16> = FilterConfig.defaultPanicChord
     /// Filters of IIO sensors (the `sensors:` section; see `sensorSettings(for:)`).
     public var sensors = SensorConfig()
+    /// Whether evflowd serves iio-sensor-proxy's D-Bus API, `net.hadess.SensorProxy` on the
+    /// system bus (`sensor_proxy`; docs/sensors.md, "The desktop's D-Bus API"). Off by default,
+    /// so it never fights an installed iio-sensor-proxy; read at start (a reload does not
+    /// change it).
+    public var sensorProxy = false
     /// KEY_BACKSPACE + KEY_ESC + KEY_ENTER.
     public static let defaultPanicChord: Set<UInt16> = [14, 1, 28]
     /// How many keys a `panic_chord` may have: at least two (one key alone would release the

@@ -94,8 +94,15 @@ extension FilterConfig {
                 config.panicChord = try reader.panicChord(value, "panic_chord")
             case "sensors":
                 config.sensors = try reader.readSensors(value)
+            case "sensor_proxy":
+                // YAML 1.1's booleans, as `orientation:` takes them.
+                guard case .scalar(let s) = value, let on = ["true": true, "on": true, "yes": true, "false": false,
+                                                             "off": false, "no": false][s.string.lowercased()] else {
+                    throw reader.error(value, key, "expected true or false")
+                }
+                config.sensorProxy = on
             default:
-                throw reader.error(value, key, "unknown key (expected version, defaults, devices, panic_chord, sensors)")
+                throw reader.error(value, key, "unknown key (expected version, defaults, devices, panic_chord, sensors, sensor_proxy)")
             }
         }
         return config

@@ -27,6 +27,10 @@ public struct SensorFeed: Sendable {
     /// Raw and filtered samples from the moment of subscribing; subscribing starts the
     /// sensor's reading if nobody else consumes it.
     public let updates: Observable<SensorUpdate>
+    /// Completes when the sensor goes away or the hub stops (after one element, for a
+    /// subscriber that was there; at once for a later one): the end without subscribing
+    /// `updates`, which would read the sensor.
+    public let ended: Observable<Void>
 }
 
 /// What a sensor's `STATE` reports: the last samples seen, and whether anyone consumes it.
@@ -116,7 +120,8 @@ public final class SensorHub: @unchecked Sendable {
         }
 
         var feed: SensorFeed {
-            SensorFeed(info: info, updates: updates.take(until: ended.filter { $0 }))
+            SensorFeed(info: info, updates: updates.take(until: ended.filter { $0 }),
+                       ended: ended.filter { $0 }.map { _ in () }.take(1))
         }
     }
 

@@ -25,6 +25,8 @@ struct Daemon: Sendable {
     let hub: DeviceHub
     let server: StateServer
     let inputScheduler: InputLoop
+    /// Whether to serve `net.hadess.SensorProxy` (the configuration's `sensor_proxy`).
+    var sensorProxy = false
 
     func run() async throws {
         let inputReady = Latch()
@@ -36,14 +38,21 @@ struct Daemon: Sendable {
                                      logger: logger)
         let reload = ReloadService(hub: hub, configPath: options.configPath, logger: logger)
         let sleep = SleepService(hub: hub, inputScheduler: inputScheduler, after: inputReady, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: input, serviceName: "input"),
+            .init(service: serverService, serviceName: "server"),
+            .init(service: systemd, serviceName: "systemd"),
+            .init(service: reload, serviceName: "reload"),
+            .init(service: sleep, serviceName: "sleep"),
+        ]
+        // `sensor_proxy: true`: iio-sensor-proxy's D-Bus API (docs/sensors.md); stopped first.
+        if sensorProxy {
+            services.append(.init(service: SensorProxyService(sensors: hub.sensors, inputScheduler: inputScheduler,
+                                                              after: inputReady, logger: logger),
+                                  serviceName: "sensor-proxy"))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [
-                .init(service: input, serviceName: "input"),
-                .init(service: serverService, serviceName: "server"),
-                .init(service: systemd, serviceName: "systemd"),
-                .init(service: reload, serviceName: "reload"),
-                .init(service: sleep, serviceName: "sleep"),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         logger.info("evflowd \(Evflowd.release) starting: \(source.description)")

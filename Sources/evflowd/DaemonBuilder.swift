@@ -157,7 +157,7 @@ struct DaemonBuilder {
         let server = StateServer(configuration: serverConfig, hub: hub, logger: logger,
                                  eventLoopGroup: GlobalExecutor.group, sourceStatistics: source.statistics)
         return Daemon(logger: logger, options: options, source: source, hub: hub, server: server,
-                      inputScheduler: scheduler)
+                      inputScheduler: scheduler, sensorProxy: config.sensorProxy)
     }
 
     private func makeSource(scheduler: InputLoop) throws -> InputSource {

@@ -204,6 +204,36 @@ struct SensorHubTests {
         }
         #expect(LiveResources.owned == baseline)
     }
+
+    /// Issue #29: the D-Bus service follows sensors it does not read; the end came only
+    /// through `updates`, whose subscription reads the sensor.
+    @Test("a feed's ended tells the removal without reading the sensor; a late subscriber gets its completion")
+    func endedWithoutReading() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            rig.plug(Self.light)
+            var feed: SensorFeed?
+            let w = rig.hub.feeds().subscribe(onNext: { update in
+                if case .present(let feeds) = update { feed = feeds.first }
+            })
+            rig.scheduler.advance(by: .zero)
+            var ends = 0, completed = false
+            let e = feed?.ended.subscribe(onNext: { ends += 1 }, onCompleted: { completed = true })
+            rig.scheduler.advance(by: .zero)
+            #expect(ends == 0 && !completed)
+            rig.removal.onCompleted()
+            #expect(ends == 1 && completed)
+            #expect(rig.counts.subscriptions.load(ordering: .relaxed) == 0)   // never read
+            var late = false
+            _ = feed?.ended.subscribe(onCompleted: { late = true })
+            #expect(late)
+            e?.dispose()
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
 }
 
 /// How often a sensor's samples were subscribed, and how many subscriptions are open.
