@@ -54,13 +54,16 @@ public struct SensorInfo: Hashable, Sendable, Codable {
     public var channels: [SensorChannel]
     /// Whether samples come from the buffer (`/dev/iio:deviceN`) or by polling sysfs.
     public var buffered: Bool
-    /// An accelerometer's `in_accel_mount_matrix` (or `mount_matrix`), when the kernel gives one.
+    /// An accelerometer's mount matrix, when udev (the hwdb's `ACCEL_MOUNT_MATRIX`) or the
+    /// kernel gives one, chosen with iio-sensor-proxy's precedence (`MountMatrix.resolve`).
     public var mountMatrix: MountMatrix?
+    /// Where `mountMatrix` came from (nil without one).
+    public var mountMatrixSource: MountMatrix.Source?
 
     /// A sensor description.
     public init(id: DeviceID, name: String, sysname: String, devnode: String? = nil,
                 properties: [String: String] = [:], channels: [SensorChannel], buffered: Bool,
-                mountMatrix: MountMatrix? = nil) {
+                mountMatrix: MountMatrix? = nil, mountMatrixSource: MountMatrix.Source? = nil) {
         self.id = id
         self.name = name
         self.sysname = sysname
@@ -69,6 +72,7 @@ public struct SensorInfo: Hashable, Sendable, Codable {
         self.channels = channels
         self.buffered = buffered
         self.mountMatrix = mountMatrix
+        self.mountMatrixSource = mountMatrix == nil ? nil : mountMatrixSource
     }
 }
 

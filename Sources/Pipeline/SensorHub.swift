@@ -261,23 +261,40 @@ public final class SensorHub: @unchecked Sendable {
         let filter = filter
         let samples = stream.samples
         let clock = stream.clock
-        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info)
+        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info), scheduler = scheduler
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
         session.updates = Observable<SensorUpdate>.create { observer in
             latest.withLock { $0.live = true }
             let raw = PublishSubject<SensorSample>()
             // The orientation rule runs on each filtered sample before it goes out (it is
-            // synchronous), so the sample carries the orientation it led to.
+            // synchronous), so the sample carries the orientation it led to — unless the change
+            // is held (`OrientationSettings.hold`): then it is published when the hold ends,
+            // with the last filtered levels again at that time (`holdingChanges`).
             let levels = PublishSubject<SensorSample>()
+            let delivering = OrientationDelivery()
             // `.undefined` comes when a reload turned the rule off: no orientation then.
             let orientation = levels.orientation(orientationRule(info), channels: info.channels,
                                                  mountMatrix: info.mountMatrix ?? .identity,
                                                  settingsUpdates: orientationUpdates)
-                .subscribe(onNext: { o in latest.withLock { $0.orientation = o == .undefined ? nil : o.rawValue } })
+                .map { TimedOrientation($0, at: delivering.time) }
+                .holdingChanges(scheduler: scheduler, hold: { orientationRule(info)?.hold ?? 0 })
+                .subscribe(onNext: { timed in
+                    let o = timed.orientation == .undefined ? nil : timed.orientation.rawValue
+                    let last = latest.withLock { l -> SensorSample? in
+                        l.orientation = o
+                        return l.filtered
+                    }
+                    if !delivering.inSample, let last {
+                        observer.onNext(.filtered(SensorSample(time: timed.time, values: last.values), orientation: o))
+                    }
+                })
             let filtered = filter(info, raw.asObservable(), clock).subscribe(
                 onNext: { sample in
+                    delivering.time = sample.time
+                    delivering.inSample = true
                     levels.onNext(sample)
+                    delivering.inSample = false
                     let o = latest.withLock { l -> String? in
                         l.filtered = sample
                         l.samplesOut += 1
@@ -351,6 +368,15 @@ public final class SensorHub: @unchecked Sendable {
             return Observable.merge([later.asObservable(), registration])
         }
     }
+}
+
+/// The filtered sample the orientation rule is deciding on (confined to the scheduler).
+private final class OrientationDelivery: @unchecked Sendable {
+    /// Its time: an orientation decided now took effect then.
+    var time: Int64 = 0
+    /// Whether the rule runs inside the sample's delivery (the sample will carry the
+    /// orientation), or from a hold's timer (the orientation goes out on its own).
+    var inSample = false
 }
 
 /// The answer of `SensorHub.state(of:)`.

@@ -100,9 +100,11 @@ public final class SensorMonitor: Sendable {
         case .polled: channels = device.polledChannels.map(\.channel)
         }
         guard !channels.isEmpty else { return nil }
+        let mount = device.resolvedMountMatrix(properties: properties)
         let info = SensorInfo(id: sensorID(name: device.name, properties: properties, syspath: device.path),
                               name: device.name, sysname: sysname, devnode: devnode, properties: properties,
-                              channels: channels, buffered: plan != .polled, mountMatrix: device.mountMatrix)
+                              channels: channels, buffered: plan != .polled,
+                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source)
         return (info, plan)
     }
 

@@ -8,7 +8,7 @@ import YAML
 /// sensors:
 ///   defaults:                 # per quantity; over the built-in defaults
 ///     illuminance: { hysteresis: [1, 10%], settle: 500ms, outliers: { phantom_zero: on } }
-///     accel: { max_rate: 10, smoothing: median 3, orientation: { hysteresis: 10, flat_angle: 25 } }
+///     accel: { max_rate: 10, smoothing: median 3, orientation: { hysteresis: 10, hold: 1s } }
 ///   devices:                  # later rules override earlier ones
 ///     - match: { name: "als*", properties: { ID_PATH: "platform-*" } }
 ///       settle: 1s            # every channel of the sensor
@@ -85,6 +85,8 @@ public struct SensorConfig: Hashable, Sendable {
         public var flatAngle: Double?
         /// Fraction of g a reading may be off.
         public var gravityTolerance: Double?
+        /// How long a new orientation must last (ns).
+        public var hold: Int64?
 
         /// No changes.
         public init() {}
@@ -99,6 +101,7 @@ public struct SensorConfig: Hashable, Sendable {
             s.hysteresis = hysteresis ?? s.hysteresis
             s.flatAngle = flatAngle ?? s.flatAngle
             s.gravityTolerance = gravityTolerance ?? s.gravityTolerance
+            s.hold = hold ?? s.hold
             settings = s
         }
     }
@@ -165,11 +168,17 @@ public struct SensorConfig: Hashable, Sendable {
     /// published and the flips and the phantom are not (Tests/Fixtures/sensors).
     public static func builtInChannel(_ quantity: SensorQuantity) -> SensorChannelFilterSettings {
         switch quantity {
-        case .illuminance, .intensity:
+        case .illuminance:
             // A lamp is a level: 10 % (at least 1 lx) is a visible change, 500 ms of holding
             // it rules out a hand passing by, and the phantom zero after resume is held.
             return SensorChannelFilterSettings(outliers: OutlierSettings(phantomZero: true),
                                                hysteresis: 1, relativeHysteresis: 0.1, settle: 500_000_000)
+        case .intensity:
+            // The same light, in the kernel's raw counts with no unit: only what needs no unit
+            // (relative band, settling, the phantom zero). An absolute 1 would be 1 lx on an
+            // illuminance channel but an arbitrary count here (issue #29, item 5).
+            return SensorChannelFilterSettings(outliers: OutlierSettings(phantomZero: true),
+                                               hysteresis: 0, relativeHysteresis: 0.1, settle: 500_000_000)
         case .accel:
             // A median of 3 removes single jolts without lagging a turn; the orientation
             // decides with its own hysteresis.

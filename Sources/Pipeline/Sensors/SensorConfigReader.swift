@@ -142,7 +142,14 @@ extension ConfigReader {
         return o
     }
 
-    /// `off`, or a mapping of `hysteresis`, `flat_angle`, `gravity_tolerance`.
+    /// A rotation hold: a duration up to 10 s, or `off` (at once).
+    private func orientationHold(_ node: YAMLNode, _ path: String) throws(ConfigError) -> Int64 {
+        let d = try duration(node, path)
+        guard d <= 10_000_000_000 else { throw error(node, path, "must be at most 10s (a longer hold hides real rotations)") }
+        return d
+    }
+
+    /// `off`, or a mapping of `hysteresis`, `flat_angle`, `gravity_tolerance`, `hold`.
     private func readOrientation(_ node: YAMLNode, _ path: String) throws(ConfigError) -> SensorConfig.OrientationOverrides {
         var o = SensorConfig.OrientationOverrides()
         if case .scalar = node {
@@ -156,7 +163,8 @@ extension ConfigReader {
             case "hysteresis": o.hysteresis = try number(v, p, in: 0...40, unit: "degrees")
             case "flat_angle": o.flatAngle = try number(v, p, in: 0...80, unit: "degrees")
             case "gravity_tolerance": o.gravityTolerance = try percent(v, p, in: 0.05...1)
-            default: throw error(v, p, "unknown key (expected hysteresis, flat_angle, gravity_tolerance)")
+            case "hold": o.hold = try orientationHold(v, p)
+            default: throw error(v, p, "unknown key (expected hysteresis, flat_angle, gravity_tolerance, hold)")
             }
         }
         return o
