@@ -4,6 +4,23 @@
 public enum SensorQuantity: String, Hashable, Sendable, Codable, CaseIterable {
     case accel, anglvel, illuminance, intensity, proximity, magn, pressure, temp, humidityrelative
 
+    /// The values a working channel of this quantity gives, in `unit`: wide bounds (the
+    /// widest common sensor ranges, sunlight's illuminance), so a value outside means the
+    /// conversion is stale — a driver changed its `_scale` or `_offset` without a uevent —
+    /// and the reader reads them again (docs/sensors.md, "Scale and offset").
+    public var plausibleRange: ClosedRange<Double> {
+        switch self {
+        case .accel: -160...160                      // ±16 g
+        case .anglvel: -70...70                      // ±4000 °/s
+        case .illuminance: 0...200_000               // direct sunlight is about 100,000 lx
+        case .intensity, .proximity: 0...Double.greatestFiniteMagnitude
+        case .magn: -50...50                         // G; the Earth's field is about 0.5 G
+        case .pressure: 0...2_000                    // kPa; the air at sea level is 101 kPa
+        case .temp: -60...200                        // °C
+        case .humidityrelative: -1...101             // %, with a sensor's overshoot
+        }
+    }
+
     /// The unit of a value in physical units.
     public var unit: String {
         switch self {

@@ -103,6 +103,12 @@ public struct IIODevice: Hashable, Sendable {
         Sysfs.number("\(path)/in_\(channel)_\(what)") ?? Sysfs.number("\(path)/in_\(quantity.rawValue)_\(what)")
     }
 
+    /// A polled channel's conversion as sysfs gives it now (`_scale` and `_offset` read again).
+    static func conversion(of channel: PolledChannel, path: String) -> ChannelConversion {
+        conversion(channel: Substring(channel.channel.name), quantity: channel.channel.quantity,
+                   processed: channel.attribute.hasSuffix("_input"), path: path)
+    }
+
     static func conversion(channel: Substring, quantity: SensorQuantity, processed: Bool, path: String) -> ChannelConversion {
         let factor = ChannelConversion.unitFactor(for: quantity)
         if processed { return ChannelConversion(unitFactor: factor) }

@@ -30,7 +30,7 @@ struct SensorHubTests {
             scheduler.advance(by: .zero)
         }
 
-        func plug(_ info: SensorInfo) {
+        func plug(_ info: SensorInfo, readableOnce: Bool = false) {
             let samples = samples, counts = counts
             let counted = Observable<SensorSample>.create { observer in
                 counts.subscriptions.add(1, ordering: .relaxed)
@@ -41,7 +41,7 @@ struct SensorHubTests {
                     counts.active.subtract(1, ordering: .relaxed)
                 }
             }
-            sensors.onNext(SensorStream(info: info, samples: counted, removal: removal.asObservable()))
+            sensors.onNext(SensorStream(info: info, samples: counted, removal: removal.asObservable(), readableOnce: readableOnce))
         }
 
         func stop() {
