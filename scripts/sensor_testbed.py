@@ -157,6 +157,15 @@ def check(probe_path):
         change(testbed, '/sys' + LIGHT, 'in_illuminance_raw', '640')
         probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 320.0}, '320 lx')
         print('check-sensors: polled light sensor: 100 and 640 counts arrive as 50 and 320 lx')
+        # The driver switches its gain: a new scale, announced by a change uevent, is read again
+        # (issue #29, item 5).
+        change(testbed, '/sys' + LIGHT, 'in_illuminance_scale', '0.25')
+        testbed.uevent('/sys' + LIGHT, 'change')
+        probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 160.0}, '160 lx')
+        change(testbed, '/sys' + LIGHT, 'in_illuminance_scale', '0.5')
+        testbed.uevent('/sys' + LIGHT, 'change')
+        probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 320.0}, '320 lx again')
+        print('check-sensors: a change uevent: the new scale is read again (640 counts × 0.25 = 160 lx, and back)')
 
         # (b) a polled accelerometer: m/s² on three axes.
         line = probe.expect(lambda l: l.startswith('added iio:device1 '), 'the accelerometer')

@@ -17,7 +17,8 @@ import Synchronization
 /// A sensor's samples are subscribed only while something consumes them: the session keeps
 /// one reference-counted connection (`share`), made by the first watcher and disposed with
 /// the last, so a sensor nobody watches is not read at all (no buffer, no polling). `STATE`
-/// then answers with the last samples seen, `live: false` — it does not wake the sensor.
+/// (`stateReadingOnce`) then reads a live sensor once — connected until its first sample has
+/// gone through, then disconnected — and answers with it, `live: false`.
 ///
 /// Confined to the scheduler like `DeviceHub`'s sessions: the source delivers there and the
 /// connection is made and disposed there (`subscribe(on:)`), so a source's fd or timer is
