@@ -58,12 +58,11 @@ LIGHT_BAND = 0.25               # a publication within 25 % of a new level is th
 
 def accelerometer():
     """A polled accelerometer in mm/s² counts, typed for iio-sensor-proxy as its udev rule
-    would. The fixture's axes are the screen's, with +g along the axis pointing up, which is
-    evflow's convention: its sysfs mount matrix is the identity. iio-sensor-proxy 3.0 takes
-    the opposite sign (with the identity it reads this upright device as bottom-up and the
-    turn to the right as left-up), so it is given the negating matrix in the udev property it
-    reads before sysfs (ACCEL_MOUNT_MATRIX, from the hwdb on a real machine; evflow does not
-    read it): both daemons then see the same physical orientations."""
+    would. The fixture's axes are the screen's, with +g along the axis pointing up; both
+    daemons read gravity (pointing down: with the identity an upright device reading +g on y
+    is bottom-up), so the negating matrix is set in the udev property both read before sysfs
+    (ACCEL_MOUNT_MATRIX, from the hwdb on a real machine): both daemons then see the same
+    physical orientations."""
     return tb.describe(ACCEL, [('name', 'accel_3d'), ('in_accel_x_raw', '0'), ('in_accel_y_raw', '9807'),
                                ('in_accel_z_raw', '0'), ('in_accel_scale', str(ACCEL_SCALE)),
                                ('in_accel_mount_matrix', '1, 0, 0; 0, 1, 0; 0, 0, 1')],

@@ -157,6 +157,15 @@ def check(probe_path):
         change(testbed, '/sys' + LIGHT, 'in_illuminance_raw', '640')
         probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 320.0}, '320 lx')
         print('check-sensors: polled light sensor: 100 and 640 counts arrive as 50 and 320 lx')
+        # The driver switches its gain: a new scale, announced by a change uevent, is read again
+        # (issue #29, item 5).
+        change(testbed, '/sys' + LIGHT, 'in_illuminance_scale', '0.25')
+        testbed.uevent('/sys' + LIGHT, 'change')
+        probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 160.0}, '160 lx')
+        change(testbed, '/sys' + LIGHT, 'in_illuminance_scale', '0.5')
+        testbed.uevent('/sys' + LIGHT, 'change')
+        probe.expect(lambda l: l.startswith('sample iio:device0 ') and values(l) == {'illuminance': 320.0}, '320 lx again')
+        print('check-sensors: a change uevent: the new scale is read again (640 counts × 0.25 = 160 lx, and back)')
 
         # (b) a polled accelerometer: m/s² on three axes.
         line = probe.expect(lambda l: l.startswith('added iio:device1 '), 'the accelerometer')
@@ -242,8 +251,10 @@ def check_daemon(bin_dir):
         assert re.search(r'^iio-[0-9a-f]{8} +als +polled +illuminance \(lx\)$', devices, re.M), devices
         assert re.search(r'^iio-[0-9a-f]{8} +gyro_3d +buffered +anglvel_x \(rad/s\), anglvel_y \(rad/s\), anglvel_z \(rad/s\)$',
                          devices, re.M), devices
-        # Nobody watches: nothing is read (the light's STATE says so, the gyroscope's buffer is off).
-        assert 'read now:  no' in ctl('state', 'als'), ctl('state', 'als')
+        # Nobody watches: nothing is read (the gyroscope's buffer is off). STATE of the light
+        # reads it once and answers its value (issue #29, item 7), and reads it no more.
+        state = ctl('state', 'als')
+        assert 'read now:  no' in state and re.search(r'^illuminance +illuminance +\S+ +50 lx$', state, re.M), state
         assert gyro_buffer() == '0', gyro_buffer()
         # …and does not wake up for them (docs/benchmarks.md, I1): a polled sensor being read
         # would cost 10 wake-ups a second.

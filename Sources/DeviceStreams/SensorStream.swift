@@ -24,14 +24,22 @@ public struct SensorStream: Sendable {
     public let removal: Observable<Never>
     /// How its sample times relate to the scheduler's clock (`.live` but for a replay).
     public let clock: SampleClock
+    /// Its failed reads and whether it is failed (a replay's never fail).
+    public let health: SensorHealth
+    /// Whether `STATE` may read it once while nobody reads it (`SensorHub.stateReadingOnce`):
+    /// a live sensor's samples are read now; a replay's are its recording's, in time, so
+    /// subscribing them for a moment would be no reading.
+    public let readableOnce: Bool
 
     /// A stream of `info` with `samples`, ending with `removal`, whose sample times follow `clock`.
     public init(info: SensorInfo, samples: Observable<SensorSample>, removal: Observable<Never>,
-                clock: SampleClock = .live) {
+                clock: SampleClock = .live, health: SensorHealth = SensorHealth(), readableOnce: Bool = false) {
         self.info = info
         self.samples = samples
         self.removal = removal
         self.clock = clock
+        self.health = health
+        self.readableOnce = readableOnce
     }
 }
 

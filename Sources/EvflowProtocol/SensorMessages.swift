@@ -17,15 +17,21 @@ public struct SensorStateReport: Hashable, Sendable {
     /// Whether the sensor is being read now (someone consumes it); otherwise the samples are
     /// the last seen while it was.
     public var live: Bool
+    /// Failed reads since the sensor came (any read error, or a value that does not parse).
+    public var readErrors: UInt64
+    /// Whether its last 10 reads or more all failed (`SensorHealth.failedAfter`).
+    public var failed: Bool
 
     /// A report.
     public init(sensor: SensorInfo, filtered: SensorSample? = nil, raw: SensorSample? = nil, orientation: String? = nil,
-                live: Bool = false) {
+                live: Bool = false, readErrors: UInt64 = 0, failed: Bool = false) {
         self.sensor = sensor
         self.filtered = filtered
         self.raw = raw
         self.orientation = orientation
         self.live = live
+        self.readErrors = readErrors
+        self.failed = failed
     }
 }
 
@@ -136,6 +142,8 @@ extension MessageWriter {
             json.key("raw"); writeSensorValues(report.sensor, r)
         }
         if let o = report.orientation { json.key("orientation"); json.string(o) }
+        json.key("read_errors"); json.int(Int64(clamping: report.readErrors))
+        json.key("failed"); json.bool(report.failed)
         if let tag { json.key("id"); writeTagValue(tag) }
         json.endObject()
         json.endLine()
@@ -228,6 +236,8 @@ extension MessageDecoder {
         if let t = try o.optionalInt("time") { report.filtered = info.sample(time: t, values: try sensorValues(o, "values")) }
         if let t = try o.optionalInt("raw_time") { report.raw = info.sample(time: t, values: try sensorValues(o, "raw")) }
         report.orientation = try o.optionalString("orientation")
+        report.readErrors = UInt64(clamping: max(0, try o.optionalInt("read_errors") ?? 0))
+        report.failed = try o.optionalBool("failed") ?? false
         return report
     }
 

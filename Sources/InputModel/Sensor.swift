@@ -4,6 +4,23 @@
 public enum SensorQuantity: String, Hashable, Sendable, Codable, CaseIterable {
     case accel, anglvel, illuminance, intensity, proximity, magn, pressure, temp, humidityrelative
 
+    /// The values a working channel of this quantity gives, in `unit`: wide bounds (the
+    /// widest common sensor ranges, sunlight's illuminance), so a value outside means the
+    /// conversion is stale — a driver changed its `_scale` or `_offset` without a uevent —
+    /// and the reader reads them again (docs/sensors.md, "Scale and offset").
+    public var plausibleRange: ClosedRange<Double> {
+        switch self {
+        case .accel: -160...160                      // ±16 g
+        case .anglvel: -70...70                      // ±4000 °/s
+        case .illuminance: 0...200_000               // direct sunlight is about 100,000 lx
+        case .intensity, .proximity: 0...Double.greatestFiniteMagnitude
+        case .magn: -50...50                         // G; the Earth's field is about 0.5 G
+        case .pressure: 0...2_000                    // kPa; the air at sea level is 101 kPa
+        case .temp: -60...200                        // °C
+        case .humidityrelative: -1...101             // %, with a sensor's overshoot
+        }
+    }
+
     /// The unit of a value in physical units.
     public var unit: String {
         switch self {
@@ -54,13 +71,16 @@ public struct SensorInfo: Hashable, Sendable, Codable {
     public var channels: [SensorChannel]
     /// Whether samples come from the buffer (`/dev/iio:deviceN`) or by polling sysfs.
     public var buffered: Bool
-    /// An accelerometer's `in_accel_mount_matrix` (or `mount_matrix`), when the kernel gives one.
+    /// An accelerometer's mount matrix, when udev (the hwdb's `ACCEL_MOUNT_MATRIX`) or the
+    /// kernel gives one, chosen with iio-sensor-proxy's precedence (`MountMatrix.resolve`).
     public var mountMatrix: MountMatrix?
+    /// Where `mountMatrix` came from (nil without one).
+    public var mountMatrixSource: MountMatrix.Source?
 
     /// A sensor description.
     public init(id: DeviceID, name: String, sysname: String, devnode: String? = nil,
                 properties: [String: String] = [:], channels: [SensorChannel], buffered: Bool,
-                mountMatrix: MountMatrix? = nil) {
+                mountMatrix: MountMatrix? = nil, mountMatrixSource: MountMatrix.Source? = nil) {
         self.id = id
         self.name = name
         self.sysname = sysname
@@ -69,6 +89,7 @@ public struct SensorInfo: Hashable, Sendable, Codable {
         self.channels = channels
         self.buffered = buffered
         self.mountMatrix = mountMatrix
+        self.mountMatrixSource = mountMatrix == nil ? nil : mountMatrixSource
     }
 }
 

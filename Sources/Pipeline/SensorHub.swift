@@ -3,63 +3,6 @@ import InputModel
 import Reactive
 import Synchronization
 
-/// One sample of a sensor as the hub passes it on: as read, or out of the sensor's filters.
-public enum SensorUpdate: Hashable, Sendable {
-    /// The sample as the source read it (physical units).
-    case raw(SensorSample)
-    /// The sample out of the sensor's filter chain, with the device's orientation after it
-    /// (accelerometers with orientation on: `normal`, `left-up`, …; nil otherwise).
-    case filtered(SensorSample, orientation: String? = nil)
-
-    /// The sample.
-    public var sample: SensorSample {
-        switch self {
-        case .raw(let s), .filtered(let s, _): s
-        }
-    }
-}
-
-/// A present sensor as a watcher gets it: its description and its updates (raw and
-/// filtered), which complete when the sensor goes away or the hub stops.
-public struct SensorFeed: Sendable {
-    /// The sensor.
-    public let info: SensorInfo
-    /// Raw and filtered samples from the moment of subscribing; subscribing starts the
-    /// sensor's reading if nobody else consumes it.
-    public let updates: Observable<SensorUpdate>
-    /// Completes when the sensor goes away or the hub stops (after one element, for a
-    /// subscriber that was there; at once for a later one): the end without subscribing
-    /// `updates`, which would read the sensor.
-    public let ended: Observable<Void>
-}
-
-/// What a sensor's `STATE` reports: the last samples seen, and whether anyone consumes it.
-public struct SensorState: Hashable, Sendable {
-    /// The sensor.
-    public var info: SensorInfo
-    /// The last sample read (nil before the sensor was first consumed).
-    public var raw: SensorSample?
-    /// The last sample out of the filters (nil before the first one).
-    public var filtered: SensorSample?
-    /// The device's orientation after the last filtered sample (accelerometers).
-    public var orientation: String?
-    /// Whether the sensor is being read now (a watcher or the bridge consumes it).
-    public var live: Bool
-    /// Samples read since the sensor came (while it was consumed).
-    public var samplesIn: UInt64 = 0
-    /// Samples out of its filters since the sensor came.
-    public var samplesOut: UInt64 = 0
-
-    /// A state.
-    public init(info: SensorInfo, raw: SensorSample?, filtered: SensorSample?, orientation: String? = nil, live: Bool) {
-        self.info = info
-        self.raw = raw
-        self.filtered = filtered
-        self.orientation = orientation
-        self.live = live
-    }
-}
-
 /// The pipeline for sensors, beside the input devices' (`DeviceHub`): each `SensorStream`
 /// of the source becomes a session that lives as long as the sensor (until its `removal`
 /// completes, or the hub stops).
@@ -74,7 +17,8 @@ public struct SensorState: Hashable, Sendable {
 /// A sensor's samples are subscribed only while something consumes them: the session keeps
 /// one reference-counted connection (`share`), made by the first watcher and disposed with
 /// the last, so a sensor nobody watches is not read at all (no buffer, no polling). `STATE`
-/// then answers with the last samples seen, `live: false` — it does not wake the sensor.
+/// (`stateReadingOnce`) then reads a live sensor once — connected until its first sample has
+/// gone through, then disconnected — and answers with it, `live: false`.
 ///
 /// Confined to the scheduler like `DeviceHub`'s sessions: the source delivers there and the
 /// connection is made and disposed there (`subscribe(on:)`), so a source's fd or timer is
@@ -107,6 +51,10 @@ public final class SensorHub: @unchecked Sendable {
     private final class SensorSession: @unchecked Sendable {
         let info: SensorInfo
         let sequence: Int
+        /// The source's count of failed reads.
+        var health = SensorHealth()
+        /// Whether `STATE` may read it once (`SensorStream.readableOnce`).
+        var readable = false
         /// Raw and filtered samples, connected while anyone is subscribed.
         var updates: Observable<SensorUpdate> = .empty()
         /// `true` once the session closed; watchers' feeds end on it.
@@ -211,17 +159,54 @@ public final class SensorHub: @unchecked Sendable {
     /// A present sensor's last samples, by id or else by exact name; nil when there is no
     /// such sensor, `.ambiguous` when several share the name.
     public func state(of sensor: String) -> SensorLookup {
-        let sessions = registry.withLock { Array($0.sessions.values) }
-        let found: SensorSession
-        if let byID = sessions.first(where: { $0.info.id.rawValue == sensor }) {
-            found = byID
-        } else {
-            let named = sessions.filter { $0.info.name == sensor }
-            if named.count > 1 { return .ambiguous }
-            guard let one = named.first else { return .none }
-            found = one
+        switch session(named: sensor) {
+        case .found(let session): .found(Self.state(session))
+        case .none: .none
+        case .ambiguous: .ambiguous
         }
-        return .found(Self.state(found))
+    }
+
+    /// `state(of:)` with a value: a live sensor that nobody reads is read once first — its
+    /// samples subscribed until the first one has gone through the filters (one read: a
+    /// polled sensor's next tick, a buffered one's first scan), or until `timeout` — and the
+    /// state after it is answered. A sensor being read, one whose source does not allow it
+    /// (`SensorStream.readableOnce`: a replay's samples are its recording's, in time) and an
+    /// unknown name are answered at once. `completion` runs on
+    /// the scheduler, or on the caller's thread when answered at once.
+    public func stateReadingOnce(of sensor: String, timeout: RxTimeInterval = .seconds(1),
+                                 _ completion: @escaping @Sendable (SensorLookup) -> Void) {
+        let session: SensorSession
+        switch self.session(named: sensor) {
+        case .none: return completion(.none)
+        case .ambiguous: return completion(.ambiguous)
+        case .found(let s): session = s
+        }
+        let now = Self.state(session)
+        guard !now.live, session.readable, !session.closed else { return completion(.found(now)) }
+        let scheduler = scheduler
+        let once = ReadOnce(scheduler: scheduler, completion)
+        let finish: @Sendable () -> Void = { once.finish { .found(Self.state(session)) } }
+        once.subscription.disposable = session.feed.updates.subscribe(
+            onNext: { update in
+                // The raw sample goes out before the filters run on it: answer after this turn.
+                if case .raw = update { scheduler.schedule(after: .zero, finish) }
+            },
+            onError: { _ in finish() }, onCompleted: finish)
+        once.timeout.disposable = scheduler.schedule(after: timeout, finish)
+    }
+
+    private enum SessionLookup {
+        case found(SensorSession)
+        case none
+        case ambiguous
+    }
+
+    private func session(named sensor: String) -> SessionLookup {
+        let sessions = registry.withLock { Array($0.sessions.values) }
+        if let byID = sessions.first(where: { $0.info.id.rawValue == sensor }) { return .found(byID) }
+        let named = sessions.filter { $0.info.name == sensor }
+        if named.count > 1 { return .ambiguous }
+        return named.first.map(SessionLookup.found) ?? .none
     }
 
     /// Every present sensor's state, in the order they came (`METRICS`).
@@ -234,6 +219,8 @@ public final class SensorHub: @unchecked Sendable {
         var state = SensorState(info: session.info, raw: l.raw, filtered: l.filtered, orientation: l.orientation, live: l.live)
         state.samplesIn = l.samplesIn
         state.samplesOut = l.samplesOut
+        state.readErrors = session.health.readErrors
+        state.failed = session.health.failed
         return state
     }
 
@@ -262,27 +249,46 @@ public final class SensorHub: @unchecked Sendable {
             r.nextSequence += 1
             return SensorSession(info: info, sequence: r.nextSequence)
         }
+        session.health = stream.health
+        session.readable = stream.readableOnce
         let latest = session.latest
         let filter = filter
         let samples = stream.samples
         let clock = stream.clock
-        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info)
+        let orientationRule = orientationRule, orientationUpdates = orientationUpdates(info), scheduler = scheduler
         // One connection for every consumer: the first subscriber reads the sensor, the last
         // disposal stops it. Raw samples go out first, then through the filter chain.
         session.updates = Observable<SensorUpdate>.create { observer in
             latest.withLock { $0.live = true }
             let raw = PublishSubject<SensorSample>()
             // The orientation rule runs on each filtered sample before it goes out (it is
-            // synchronous), so the sample carries the orientation it led to.
+            // synchronous), so the sample carries the orientation it led to — unless the change
+            // is held (`OrientationSettings.hold`): then it is published when the hold ends,
+            // with the last filtered levels again at that time (`holdingChanges`).
             let levels = PublishSubject<SensorSample>()
+            let delivering = OrientationDelivery()
             // `.undefined` comes when a reload turned the rule off: no orientation then.
             let orientation = levels.orientation(orientationRule(info), channels: info.channels,
                                                  mountMatrix: info.mountMatrix ?? .identity,
                                                  settingsUpdates: orientationUpdates)
-                .subscribe(onNext: { o in latest.withLock { $0.orientation = o == .undefined ? nil : o.rawValue } })
+                .map { TimedOrientation($0, at: delivering.time) }
+                .holdingChanges(scheduler: scheduler, hold: { orientationRule(info)?.hold ?? 0 })
+                .subscribe(onNext: { timed in
+                    let o = timed.orientation == .undefined ? nil : timed.orientation.rawValue
+                    let last = latest.withLock { l -> SensorSample? in
+                        l.orientation = o
+                        return l.filtered
+                    }
+                    if !delivering.inSample, let last {
+                        observer.onNext(.filtered(SensorSample(time: timed.time, values: last.values), orientation: o))
+                    }
+                })
             let filtered = filter(info, raw.asObservable(), clock).subscribe(
                 onNext: { sample in
+                    delivering.time = sample.time
+                    delivering.inSample = true
                     levels.onNext(sample)
+                    delivering.inSample = false
                     let o = latest.withLock { l -> String? in
                         l.filtered = sample
                         l.samplesOut += 1
@@ -356,14 +362,4 @@ public final class SensorHub: @unchecked Sendable {
             return Observable.merge([later.asObservable(), registration])
         }
     }
-}
-
-/// The answer of `SensorHub.state(of:)`.
-public enum SensorLookup: Hashable, Sendable {
-    /// The sensor and its last samples.
-    case found(SensorState)
-    /// No present sensor has that id or name.
-    case none
-    /// Several present sensors have that name.
-    case ambiguous
 }

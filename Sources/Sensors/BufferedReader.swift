@@ -1,3 +1,4 @@
+import DeviceStreams
 import InputDevices
 import InputModel
 import Reactive
@@ -5,10 +6,12 @@ import Reactive
 import Glibc
 #endif
 
-/// Reads one sensor through its buffer: enables the scan elements, sets a trigger and the
-/// buffer's length, enables the buffer, and reads scans from `/dev/iio:deviceN` when the input
-/// loop's epoll says it is readable. `stop()` undoes all of it: buffer off, then the scan
-/// elements, trigger and length as they were. Confined to the loop thread.
+/// Reads one sensor through its buffer: opens `/dev/iio:deviceN` first — the kernel lets one
+/// reader open it at a time, so a buffer another reader holds fails here, before anything of
+/// that reader's set-up is touched — then enables the scan elements, sets a trigger and the
+/// buffer's length, enables the buffer, and reads scans when the input loop's epoll says the
+/// node is readable. A set-up that fails, and `stop()`, undo all of it: buffer off, then the
+/// scan elements, trigger, length and timestamp clock as they were. Confined to the loop thread.
 final class BufferedReader {
     /// How the buffer is set up.
     struct Setup {
@@ -23,10 +26,11 @@ final class BufferedReader {
 
     private let live = LiveResources.Token()
     private let device: IIODevice
-    private let layout: ScanLayout
+    private var layout: ScanLayout
     private let useTimestamp: Bool
     private let deliver: (SensorSample) -> Void
     private let gone: () -> Void
+    private let health: SensorHealth
     private var fd: FileDescriptor?
     private var token: InputLoop.Token?
     private weak var loop: InputLoop?
@@ -38,14 +42,18 @@ final class BufferedReader {
     /// Scans read per wake-up at most (then the level-triggered fd brings the loop back).
     static let scansPerRead = 64
 
-    /// Sets the device up and opens the node (not yet watched: `start(loop:)`); throws the
-    /// first failure, having undone what was done.
-    init(device: IIODevice, devnode: String, setup: Setup,
+    /// Opens the node, then sets the device up (not yet watched: `start(loop:)`); throws the
+    /// first failure, having closed the node and undone what was done.
+    init(device: IIODevice, devnode: String, setup: Setup, health: SensorHealth = SensorHealth(),
          deliver: @escaping (SensorSample) -> Void, gone: @escaping () -> Void) throws(SystemError) {
+        // The node first: it fails while another reader holds the buffer (EBUSY), and then
+        // nothing of its set-up (clock, scan elements, trigger) has been changed under it.
+        let node = try FileDescriptor.openForReading(devnode)
         var restore: [(String, String)] = []
         let monotonic = setup.useTimestamp && Self.monotonicClock(device, restore: &restore)
         guard let layout = device.layout(withTimestamp: monotonic) else {
             Self.undo(restore)
+            node.close()
             throw SystemError(call: "scan_elements(\(device.path))", errno: ENODATA)
         }
         self.device = device
@@ -54,14 +62,19 @@ final class BufferedReader {
         self.useTimestamp = monotonic && layout.hasTimestamp
         self.deliver = deliver
         self.gone = gone
+        self.health = health
         bytes = [UInt8](repeating: 0, count: layout.scanBytes * Self.scansPerRead)
+        fd = node
         do {
             try configure(setup)
-            fd = try FileDescriptor.openForReading(devnode)
         } catch {
+            node.close()
+            fd = nil
             unconfigure()
             throw error
         }
+        // The device was described when it came; its scale may have changed since.
+        rereadConversions()
     }
 
     private func configure(_ setup: Setup) throws(SystemError) {
@@ -117,6 +130,19 @@ final class BufferedReader {
         restore = []
     }
 
+    /// Reads the scan elements' `_scale` and `_offset` again (udev's `change` for the device):
+    /// the layout stays, each element's conversion is sysfs' now.
+    func rereadConversions() {
+        let now = Dictionary(IIODevice(path: device.path).scanElements.map { ($0.element.name, $0.element.conversion) },
+                             uniquingKeysWith: { a, _ in a })
+        let elements = layout.elements.map { e -> ScanLayout.Element in
+            var e = e
+            if let c = now[e.name] { e.conversion = c }
+            return e
+        }
+        if let fresh = ScanLayout(elements: elements) { layout = fresh }
+    }
+
     /// Watches the node on `loop` (its thread).
     func start(loop: InputLoop) {
         guard let fd, token == nil else { return }
@@ -133,10 +159,18 @@ final class BufferedReader {
             read(fd.rawValue, buffer.baseAddress! + filled, buffer.count - filled)
         }
         if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return .drained }
-            // ENODEV: the device went away; anything else will not get better either.
-            unwatch()
-            gone()
+            let error = errno
+            if error == EAGAIN || error == EINTR { return .drained }
+            if error == ENODEV {
+                // The device went away.
+                unwatch()
+                gone()
+                return .drained
+            }
+            // Counted; after `SensorHealth.failedAfter` in a row the sensor is failed and the
+            // node is no longer watched (level-triggered, it would wake the loop forever): the
+            // sensor stays listed, and the next subscription sets the reading up again.
+            if health.recordError(error) { unwatch() }
             return .drained
         }
         if n == 0 {
@@ -154,6 +188,7 @@ final class BufferedReader {
             bytes.replaceSubrange(0..<filled - consumed, with: bytes[consumed..<filled])
             filled -= consumed
         }
+        health.recordSuccess()
         for sample in samples { deliver(sample) }
         return .drained
     }

@@ -37,8 +37,9 @@ public struct IIODevice: Hashable, Sendable {
     /// The buffer's scan elements (every one whose type parses: those evflow reads, the
     /// timestamp and the others, which reading turns off), by index; empty without a buffer.
     public var scanElements: [ScanElement]
-    /// `in_accel_mount_matrix` (or the device-wide `mount_matrix`), when present and valid.
-    public var mountMatrix: MountMatrix?
+    /// The sysfs mount-matrix attributes present (`mount_matrix`, `in_accel_mount_matrix`,
+    /// `in_mount_matrix`), as text: `resolvedMountMatrix(properties:)` chooses among them and udev's.
+    public var mountMatrixTexts: [MountMatrix.Source: String]
     /// `trigger/current_trigger`: nil when the device has no trigger directory (its buffer
     /// needs none), empty when none is set.
     public var currentTrigger: String?
@@ -52,11 +53,26 @@ public struct IIODevice: Hashable, Sendable {
         let attributes = Sysfs.list(path)
         polledChannels = Self.polledChannels(attributes: Set(attributes), path: path)
         scanElements = Self.scanElements(path: path)
-        mountMatrix = (Sysfs.read(path + "/in_accel_mount_matrix") ?? Sysfs.read(path + "/mount_matrix"))
-            .flatMap(MountMatrix.init(parsing:))
+        var texts: [MountMatrix.Source: String] = [:]
+        for source in MountMatrix.Source.allCases where source != .udev {
+            texts[source] = Sysfs.read(path + "/" + source.rawValue)
+        }
+        mountMatrixTexts = texts
         currentTrigger = Sysfs.exists(path + "/trigger") ? (Sysfs.read(path + "/trigger/current_trigger") ?? "") : nil
         timestampClock = Sysfs.read(path + "/current_timestamp_clock")
     }
+
+    /// The mount matrix with iio-sensor-proxy's precedence (`MountMatrix.resolve`): udev's
+    /// `ACCEL_MOUNT_MATRIX` in `properties` (the hwdb's), else the sysfs attributes; nil
+    /// when none gives one.
+    public func resolvedMountMatrix(properties: [String: String]) -> (matrix: MountMatrix, source: MountMatrix.Source)? {
+        var texts = mountMatrixTexts
+        texts[.udev] = properties[MountMatrix.Source.udev.rawValue]
+        return MountMatrix.resolve(texts)
+    }
+
+    /// The sysfs attributes' mount matrix alone (no udev property).
+    public var mountMatrix: MountMatrix? { resolvedMountMatrix(properties: [:])?.matrix }
 
     /// The quantity a channel name begins with (`accel_x` → accel, `illuminance0` →
     /// illuminance, `temp` → temp), nil for the ones evflow does not read (`voltage0`,
@@ -85,6 +101,12 @@ public struct IIODevice: Hashable, Sendable {
     /// `accel_x`), else nil.
     static func channelNumber(_ what: String, channel: Substring, quantity: SensorQuantity, path: String) -> Double? {
         Sysfs.number("\(path)/in_\(channel)_\(what)") ?? Sysfs.number("\(path)/in_\(quantity.rawValue)_\(what)")
+    }
+
+    /// A polled channel's conversion as sysfs gives it now (`_scale` and `_offset` read again).
+    static func conversion(of channel: PolledChannel, path: String) -> ChannelConversion {
+        conversion(channel: Substring(channel.channel.name), quantity: channel.channel.quantity,
+                   processed: channel.attribute.hasSuffix("_input"), path: path)
     }
 
     static func conversion(channel: Substring, quantity: SensorQuantity, processed: Bool, path: String) -> ChannelConversion {

@@ -1,3 +1,4 @@
+import DeviceStreams
 import InputDevices
 import InputModel
 import Reactive
@@ -75,14 +76,20 @@ final class SensorPoller {
 /// system call per channel. Confined to the loop thread.
 final class PolledReader {
     private let live = LiveResources.Token()
-    private let channels: [IIODevice.PolledChannel]
+    private let path: String
+    private var channels: [IIODevice.PolledChannel]
     private var fds: [FileDescriptor]
+    /// When an out-of-range value last made the conversions be read again.
+    private var lastReread = Int64.min
     private let deliver: (SensorSample) -> Void
     private let gone: () -> Void
+    private let health: SensorHealth
     private var buffer = [UInt8](repeating: 0, count: 64)
 
     /// Opens every channel's attribute; throws the first failure (closing what was opened).
-    init(device: IIODevice, deliver: @escaping (SensorSample) -> Void, gone: @escaping () -> Void) throws(SystemError) {
+    init(device: IIODevice, health: SensorHealth = SensorHealth(),
+         deliver: @escaping (SensorSample) -> Void, gone: @escaping () -> Void) throws(SystemError) {
+        path = device.path
         channels = device.polledChannels
         var fds: [FileDescriptor] = []
         for channel in channels {
@@ -96,23 +103,52 @@ final class PolledReader {
         self.fds = fds
         self.deliver = deliver
         self.gone = gone
+        self.health = health
+        // The device was described when it came; its scale may have changed since.
+        rereadConversions()
     }
 
     /// Reads every channel once and delivers the sample (at `time`, the read time). A
-    /// channel that fails to read or parse skips this tick's sample; ENODEV ends the sensor.
+    /// channel that fails to read or parse skips this tick's sample and counts as a failed
+    /// read (`SensorHealth`); ENODEV ends the sensor. A value out of its quantity's
+    /// `plausibleRange` makes the channels' scale and offset be read again (at most once a
+    /// second) and is converted with them.
     func poll(time: Int64) {
         var values: [Double] = []
         values.reserveCapacity(channels.count)
-        for (channel, fd) in zip(channels, fds) {
+        for (i, fd) in fds.enumerated() {
             let n = buffer.withUnsafeMutableBytes { pread(fd.rawValue, $0.baseAddress, $0.count, 0) }
             if n < 0 {
-                if errno == ENODEV { gone() }
+                let error = errno
+                if error == ENODEV {
+                    gone()
+                } else {
+                    health.recordError(error)
+                }
                 return
             }
-            guard let raw = parse(n) else { return }
-            values.append(channel.conversion.physical(raw))
+            guard let raw = parse(n) else {
+                health.recordError(EINVAL)
+                return
+            }
+            var value = channels[i].conversion.physical(raw)
+            if !channels[i].channel.quantity.plausibleRange.contains(value),
+               lastReread == .min || time - lastReread >= 1_000_000_000 {
+                lastReread = time
+                rereadConversions()
+                value = channels[i].conversion.physical(raw)
+            }
+            values.append(value)
         }
+        health.recordSuccess()
         deliver(SensorSample(time: time, values: values))
+    }
+
+    /// Reads every channel's `_scale` and `_offset` again: on udev's `change` for the device,
+    /// and when a value is out of range (a driver changed them, as a light sensor's
+    /// auto-gain does).
+    func rereadConversions() {
+        for i in channels.indices { channels[i].conversion = IIODevice.conversion(of: channels[i], path: path) }
     }
 
     private func parse(_ count: Int) -> Double? {

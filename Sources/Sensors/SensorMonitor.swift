@@ -100,9 +100,11 @@ public final class SensorMonitor: Sendable {
         case .polled: channels = device.polledChannels.map(\.channel)
         }
         guard !channels.isEmpty else { return nil }
+        let mount = device.resolvedMountMatrix(properties: properties)
         let info = SensorInfo(id: sensorID(name: device.name, properties: properties, syspath: device.path),
                               name: device.name, sysname: sysname, devnode: devnode, properties: properties,
-                              channels: channels, buffered: plan != .polled, mountMatrix: device.mountMatrix)
+                              channels: channels, buffered: plan != .polled,
+                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source)
         return (info, plan)
     }
 
@@ -209,6 +211,12 @@ final class SensorReading {
     }
 }
 
+/// How to read a sensor's scale and offset again while it is read (set by its reader).
+/// Confined to the loop thread.
+final class Recalibration {
+    var reread: (() -> Void)?
+}
+
 /// One subscription of `sensors`: its udev monitor, poll timer and sensors. Confined to the
 /// loop thread.
 private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
@@ -216,6 +224,8 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
     private var observer: AnyObserver<SensorStream>?
     private var udev: (context: UdevContext, monitor: UdevMonitor, token: InputLoop.Token)?
     private var entries: [String: SensorReading] = [:]
+    /// Per sensor, how to read its scale and offset again while it is read (udev `change`).
+    private var recalibrations: [String: Recalibration] = [:]
     private var order: [String] = []
     private let poller: SensorPoller
 
@@ -268,7 +278,12 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
         switch action {
         case "add":
             if entries[device.syspath] == nil { consider(device) }
+        case "change":
+            // A driver announcing new attributes (a range or gain switched): scale and offset
+            // are read again; what the sensor is and how it is read stay.
+            recalibrations[device.syspath]?.reread?()
         case "remove":
+            recalibrations[device.syspath] = nil
             if let reading = entries.removeValue(forKey: device.syspath) {
                 order.removeAll { $0 == device.syspath }
                 remove(reading)
@@ -305,12 +320,16 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
               options.include(info) else { return }
         let loop = monitor.loop
         let poller = self.poller
+        let health = SensorHealth()
+        let calibration = Recalibration()
         let reading = SensorReading { deliver, gone throws(SystemError) in
             switch plan {
             case .polled:
-                let reader = try PolledReader(device: iio, deliver: deliver, gone: gone)
+                let reader = try PolledReader(device: iio, health: health, deliver: deliver, gone: gone)
                 let key = poller.add(reader)
+                calibration.reread = { reader.rereadConversions() }
                 return {
+                    calibration.reread = nil
                     poller.remove(key)
                     reader.close()
                 }
@@ -319,12 +338,17 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
                     device: iio, devnode: info.devnode ?? "",
                     setup: .init(trigger: trigger, bufferLength: options.bufferLength,
                                  useTimestamp: true),
-                    deliver: deliver, gone: gone)
+                    health: health, deliver: deliver, gone: gone)
                 reader.start(loop: loop)
-                return { reader.stop() }
+                calibration.reread = { reader.rereadConversions() }
+                return {
+                    calibration.reread = nil
+                    reader.stop()
+                }
             }
         }
         entries[device.syspath] = reading
+        recalibrations[device.syspath] = calibration
         order.append(device.syspath)
         monitor.scopes.wrappingAdd(1, ordering: .relaxed)
         let monitor = self.monitor
@@ -336,6 +360,7 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
                 monitor.onLoop { reading.stop(subscriber) }
             }
         }
-        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable()))
+        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable(), health: health,
+                                      readableOnce: true))
     }
 }

@@ -259,6 +259,9 @@ extension Render {
         out += table(["CHANNEL", "QUANTITY", "FILTERED", "RAW"], rows)
         out += "time:      \(time(r.filtered?.time))\n"
         if let o = r.orientation { out += "orientation: \(o)\n" }
+        if r.readErrors > 0 || r.failed {
+            out += "read errors: \(r.readErrors)\(r.failed ? " (failed: the last 10 reads or more all failed)" : "")\n"
+        }
         return out
     }
 }

@@ -12,10 +12,10 @@ struct OrientationTests {
 
     /// The reading of a device whose "up" is at `phi` degrees in the screen plane (0 = top
     /// edge up, 90 = right edge up), leaning back `lean` degrees from upright (90 = flat,
-    /// face-up; −90 = face-down).
+    /// face-up; −90 = face-down): gravity, pointing down, as iio-sensor-proxy reads it.
     static func reading(phi: Double, lean: Double = 0) -> (x: Double, y: Double, z: Double) {
         let p = phi * .pi / 180, l = lean * .pi / 180
-        return (g * sin(p) * cos(l), g * cos(p) * cos(l), g * sin(l))
+        return (-g * sin(p) * cos(l), -g * cos(p) * cos(l), -g * sin(l))
     }
 
     static func feed(_ state: inout OrientationState, phi: Double, lean: Double = 0) -> Orientation? {
@@ -27,8 +27,8 @@ struct OrientationTests {
     func firstReading() {
         let g = Self.g
         let cases: [((Double, Double, Double), Orientation)] = [
-            ((0, g, 0), .normal), ((0, -g, 0), .bottomUp), ((g, 0, 0), .rightUp), ((-g, 0, 0), .leftUp),
-            ((0, 0, g), .faceUp), ((0, 0, -g), .faceDown),
+            ((0, -g, 0), .normal), ((0, g, 0), .bottomUp), ((-g, 0, 0), .rightUp), ((g, 0, 0), .leftUp),
+            ((0, 0, -g), .faceUp), ((0, 0, g), .faceDown),
         ]
         for (r, expected) in cases {
             var state = OrientationState(settings: OrientationSettings())
@@ -97,10 +97,10 @@ struct OrientationTests {
             // The sensor is mounted turned: its +x is the device's +y, its +y the device's −x.
             let matrix = MountMatrix(parsing: "0, -1, 0; 1, 0, 0; 0, 0, 1")!
             let source = scheduler.createHotObservable([
-                .next(210, SensorSample(time: 210 * ms, values: [Self.g, 0, 0])),      // device +y up: normal
-                .next(220, SensorSample(time: 220 * ms, values: [Self.g, 0.5, 0])),
-                .next(230, SensorSample(time: 230 * ms, values: [0, -Self.g, 0])),     // device +x up: right-up
-                .next(240, SensorSample(time: 240 * ms, values: [0, 0, Self.g])),      // face-up
+                .next(210, SensorSample(time: 210 * ms, values: [-Self.g, 0, 0])),     // gravity on device −y: normal
+                .next(220, SensorSample(time: 220 * ms, values: [-Self.g, -0.5, 0])),
+                .next(230, SensorSample(time: 230 * ms, values: [0, Self.g, 0])),      // on device −x: right-up
+                .next(240, SensorSample(time: 240 * ms, values: [0, 0, -Self.g])),     // on −z: face-up
                 .completed(250),
             ])
             let observer = scheduler.start {

@@ -30,6 +30,13 @@ struct SensorConfigTests {
         #expect(temp.channel("temp").hysteresis == 0.1 && temp.channel("pressure").hysteresis == 0.01)
     }
 
+    @Test("issue #29: a unitless intensity channel gets no lux defaults — no absolute band, only the relative one")
+    func intensityHasNoLuxDefaults() {
+        let raw = FilterConfig().sensorSettings(for: Self.sensor("tsl2563", [("intensity_both", .intensity)]))
+        #expect(raw.channel("intensity_both") == SensorChannelFilterSettings(
+            outliers: OutlierSettings(phantomZero: true), hysteresis: 0, relativeHysteresis: 0.1, settle: 500 * ms))
+    }
+
     @Test("defaults per quantity, then matching rules in order, then a rule's channels entry")
     func resolution() throws {
         let config = try FilterConfig.parse(yaml: """

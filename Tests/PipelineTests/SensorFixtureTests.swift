@@ -49,9 +49,13 @@ struct SensorFixtureTests {
         #expect(info.channels.map(\.name) == ["accel_x", "accel_y", "accel_z"])
         let settings = FilterConfig().sensorSettings(for: info)
         let orientation = try #require(settings.orientation)
+        // The fixture was recorded with +g along the axis pointing up; iio-sensor-proxy's
+        // convention, evflow's too, reads gravity (pointing down): the negating matrix turns it,
+        // as scripts/sensor_compare.py gives both daemons through ACCEL_MOUNT_MATRIX.
+        let negating = try #require(MountMatrix(parsing: "-1, 0, 0; 0, -1, 0; 0, 0, -1"))
         let out = Self.run(samples) { source, scheduler in
             source.filterSensor(settings, channels: info.channels, scheduler: scheduler)
-                .orientation(orientation, channels: info.channels)
+                .orientation(orientation, channels: info.channels, mountMatrix: negating)
         }
         #expect(out.map(\.value) == [.normal, .rightUp, .normal, .faceUp])
         if out.count == 4 {

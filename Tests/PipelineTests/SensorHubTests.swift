@@ -30,7 +30,7 @@ struct SensorHubTests {
             scheduler.advance(by: .zero)
         }
 
-        func plug(_ info: SensorInfo) {
+        func plug(_ info: SensorInfo, readableOnce: Bool = false) {
             let samples = samples, counts = counts
             let counted = Observable<SensorSample>.create { observer in
                 counts.subscriptions.add(1, ordering: .relaxed)
@@ -41,7 +41,7 @@ struct SensorHubTests {
                     counts.active.subtract(1, ordering: .relaxed)
                 }
             }
-            sensors.onNext(SensorStream(info: info, samples: counted, removal: removal.asObservable()))
+            sensors.onNext(SensorStream(info: info, samples: counted, removal: removal.asObservable(), readableOnce: readableOnce))
         }
 
         func stop() {
@@ -135,14 +135,53 @@ struct SensorHubTests {
             let seen = PosixLockedList()
             let w = Self.watch(rig.hub, into: seen)
             rig.scheduler.advance(by: .zero)
-            rig.samples.onNext(SensorSample(time: 1, values: [0, 9.81, 0]))   // upright: the top edge up
-            #expect(seen.items.last == .filtered(SensorSample(time: 1, values: [0, 9.81, 0]), orientation: "normal"))
-            #expect(seen.items.first == .raw(SensorSample(time: 1, values: [0, 9.81, 0])))
+            rig.samples.onNext(SensorSample(time: 1, values: [0, -9.81, 0]))   // upright: gravity along −y
+            #expect(seen.items.last == .filtered(SensorSample(time: 1, values: [0, -9.81, 0]), orientation: "normal"))
+            #expect(seen.items.first == .raw(SensorSample(time: 1, values: [0, -9.81, 0])))
             guard case .found(let state) = rig.hub.state(of: "accel_3d") else {
                 Issue.record("no sensor")
                 return
             }
             #expect(state.orientation == "normal")
+            w.dispose()
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
+    @Test("a held rotation: published when the hold ends, on its own, with the last levels at that time")
+    func heldRotation() {
+        let baseline = LiveResources.owned
+        do {
+            let accel = SensorInfo(id: DeviceID(rawValue: "iio:accel"), name: "accel_3d", sysname: "iio:device0",
+                                   channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
+                                   buffered: true)
+            let second: Int64 = 1_000_000_000
+            let rig = Rig(orientation: { _ in OrientationSettings(hold: second) })
+            rig.plug(accel)
+            let seen = PosixLockedList()
+            let w = Self.watch(rig.hub, into: seen)
+            rig.scheduler.advance(by: .zero)
+            func orientation() -> String? {
+                guard case .found(let state) = rig.hub.state(of: "accel_3d") else { return "none" }
+                return state.orientation
+            }
+            rig.samples.onNext(SensorSample(time: 0, values: [0, -9.81, 0]))
+            #expect(orientation() == "normal")                                   // the first one at once
+            rig.samples.onNext(SensorSample(time: 100_000_000, values: [-9.81, 0, 0]))   // turned right-up
+            #expect(seen.items.last == .filtered(SensorSample(time: 100_000_000, values: [-9.81, 0, 0]), orientation: "normal"))
+            rig.scheduler.advance(by: .nanoseconds(Int(second) - 1))
+            #expect(orientation() == "normal")
+            rig.scheduler.advance(by: .nanoseconds(1))
+            #expect(orientation() == "right-up")
+            #expect(seen.items.last == .filtered(SensorSample(time: 1_100_000_000, values: [-9.81, 0, 0]), orientation: "right-up"))
+            // A tilt and back within the hold is no rotation.
+            let count = seen.items.count
+            rig.samples.onNext(SensorSample(time: 1_200_000_000, values: [0, -9.81, 0]))
+            rig.samples.onNext(SensorSample(time: 1_500_000_000, values: [-9.81, 0, 0]))
+            rig.scheduler.advance(by: .seconds(2))
+            #expect(orientation() == "right-up")
+            #expect(seen.items.count == count + 4)                               // two raw, two filtered: nothing else
             w.dispose()
             rig.stop()
         }

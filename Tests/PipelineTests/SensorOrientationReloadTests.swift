@@ -13,10 +13,11 @@ struct SensorOrientationReloadTests {
                                   channels: ["accel_x", "accel_y", "accel_z"].map { SensorChannel(name: $0, quantity: .accel) },
                                   buffered: true)
 
-    /// A reading of gravity tilted `tilt` degrees back from upright-normal towards face-up.
+    /// A reading of gravity (pointing down) with the device tilted `tilt` degrees from flat,
+    /// face-up, towards upright-normal.
     static func tilted(_ tilt: Double, at time: Int64) -> SensorSample {
         let g = OrientationState.gravity, r = tilt * Double.pi / 180
-        return SensorSample(time: time, values: [0, g * sin(r), g * cos(r)])
+        return SensorSample(time: time, values: [0, -g * sin(r), -g * cos(r)])
     }
 
     @Test("new thresholds decide from the next sample, keeping the orientation; off delivers undefined; on starts again")
@@ -70,7 +71,7 @@ struct SensorOrientationReloadTests {
                 return state.orientation
             }
             #expect(orientation(after: Self.tilted(40, at: 1_000_000)) == "normal")
-            hub.reload(try FilterConfig.parse(yaml: yaml("{ hysteresis: 10, flat_angle: 60 }")))
+            hub.reload(try FilterConfig.parse(yaml: yaml("{ hysteresis: 10, flat_angle: 60, hold: off }")))
             #expect(orientation(after: Self.tilted(41, at: 2_000_000)) == "face-up")
             hub.reload(try FilterConfig.parse(yaml: yaml("off")))
             #expect(orientation(after: Self.tilted(80, at: 3_000_000)) == nil)

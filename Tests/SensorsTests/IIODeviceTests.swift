@@ -158,12 +158,34 @@ struct IIODeviceTests {
                 != SensorMonitor.sensorID(name: "als", properties: [:], syspath: "/sys/devices/b/iio:device0"))
     }
 
+    @Test("the mount matrix as iio-sensor-proxy chooses it: udev's ACCEL_MOUNT_MATRIX over sysfs, a bad one passed over")
+    func mountMatrixPrecedence() throws {
+        let tree = SysfsTree()
+        defer { tree.remove() }
+        let path = tree.device("bus/iio/devices/iio:device0", [
+            "name": "accel_3d", "in_accel_x_raw": "0", "in_accel_y_raw": "0", "in_accel_z_raw": "0",
+            "in_accel_mount_matrix": "0, 1, 0; -1, 0, 0; 0, 0, 1",
+        ])
+        let device = IIODevice(path: path)
+        let hwdb = "1, 0, 0; 0, -1, 0; 0, 0, 1"   // the Asus T100TA's, from 60-sensor.hwdb
+        let describe = { (properties: [String: String]) in
+            SensorMonitor.describe(device, sysname: "iio:device0", devnode: nil, properties: properties, options: .init())?.info
+        }
+        let fromUdev = try #require(describe(["ACCEL_MOUNT_MATRIX": hwdb]))
+        #expect(fromUdev.mountMatrix == MountMatrix(parsing: hwdb) && fromUdev.mountMatrixSource == .udev)
+        let fromSysfs = try #require(describe([:]))
+        #expect(fromSysfs.mountMatrix?.rows == [[0, 1, 0], [-1, 0, 0], [0, 0, 1]])
+        #expect(fromSysfs.mountMatrixSource == .accelMountMatrix)
+        let badUdev = try #require(describe(["ACCEL_MOUNT_MATRIX": "1, 0, 0; 0, 0, 0; 0, 0, 1"]))
+        #expect(badUdev.mountMatrixSource == .accelMountMatrix)
+    }
+
     @Test("mount matrices: the kernel's text, malformed ones refused")
     func mountMatrix() {
         #expect(MountMatrix(parsing: "1, 0, 0; 0, 1, 0; 0, 0, 1\n") == .identity)
         #expect(MountMatrix(parsing: "-1,0,0;0,-1,0;0,0,1")?.rows == [[-1, 0, 0], [0, -1, 0], [0, 0, 1]])
         #expect(MountMatrix(parsing: "0.7071, 0.7071, 0; -0.7071, 0.7071, 0; 0, 0, 1")?.rows[0] == [0.7071, 0.7071, 0])
-        for bad in ["", "1, 0, 0; 0, 1, 0", "1, 0; 0, 1; 0, 0", "a, 0, 0; 0, 1, 0; 0, 0, 1", "1, 0, 0; 0, 1, 0; 0, 0, 1; 0, 0, 0"] {
+        for bad in ["", "1, 0, 0; 0, 0, 0; 0, 0, 1", "1, 0, 0; 0, 1, 0", "1, 0; 0, 1; 0, 0", "a, 0, 0; 0, 1, 0; 0, 0, 1", "1, 0, 0; 0, 1, 0; 0, 0, 1; 0, 0, 0"] {
             #expect(MountMatrix(parsing: bad) == nil, "\(bad)")
         }
     }

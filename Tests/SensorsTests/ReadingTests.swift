@@ -84,7 +84,7 @@ struct PolledReadingTests {
 @Suite("Buffered sensors", .ownLiveResources)
 struct BufferedReadingTests {
     /// A gyroscope with a buffer, its node a FIFO the test writes scans into.
-    private func gyroscope(_ tree: SysfsTree, clock: String = "monotonic") -> (IIODevice, String) {
+    func gyroscope(_ tree: SysfsTree, clock: String = "monotonic") -> (IIODevice, String) {
         let path = tree.device("iio:device0", [
             "name": "gyro_3d", "in_anglvel_scale": "0.001",
             "buffer/enable": "0", "buffer/length": "2",

@@ -22,7 +22,8 @@ private let light = SensorInfo(id: DeviceID(rawValue: "iio:als"), name: "als", s
         var w = MessageWriter()
         w.appendDevices([], sensors: [light, accel], tag: .integer(3))
         let report = SensorStateReport(sensor: accel, filtered: SensorSample(time: 200, values: [6.9, 6.8, -0.25]),
-                                       raw: SensorSample(time: 210, values: [7.1, 6.5, 0]), orientation: "left-up", live: true)
+                                       raw: SensorSample(time: 210, values: [7.1, 6.5, 0]), orientation: "left-up", live: true,
+                                       readErrors: 12, failed: true)
         w.appendSensorState(report, tag: .string("s"))
         w.appendSensorState(SensorStateReport(sensor: light))
         w.appendSample(light, stream: .filtered, sample: SensorSample(time: 81_234_567_890_123, values: [123.4]))

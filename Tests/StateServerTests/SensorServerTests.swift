@@ -138,6 +138,7 @@ struct SensorServerTests {
             #expect((live["raw"] as? [String: Double])?["illuminance"] == 117.1)
             #expect((live["sensor"] as? [String: Any])?["sysname"] as? String == "iio:device1")
             #expect(live["id"] as? Int == 1)
+            #expect(live["read_errors"] as? Int == 0 && live["failed"] as? Bool == false)
 
             // Metrics per channel: the last values in their unit, the samples counted.
             // (METRICS takes the frame ages on the hub's scheduler: run it until the answer comes.)
@@ -152,7 +153,8 @@ struct SensorServerTests {
             let series = #"channel="illuminance",name="als",quantity="illuminance",sensor="iio:0000:0000-als00001",unit="lx""#
             for line in ["evflow_sensor_value{\(series)} 117.1", "evflow_sensor_raw_value{\(series)} 117.1",
                          "evflow_sensor_samples_in_total{\(labels)} 2", "evflow_sensor_samples_out_total{\(labels)} 2",
-                         "evflow_sensor_read{\(labels)} 1.0"] {
+                         "evflow_sensor_read{\(labels)} 1.0", "evflow_sensor_failed{\(labels)} 0.0",
+                         "evflow_sensor_read_errors_total{\(labels)} 0"] {
                 #expect(metrics.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(metrics)")
             }
 

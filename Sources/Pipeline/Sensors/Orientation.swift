@@ -5,24 +5,27 @@ import Reactive
 import Glibc
 #endif
 
-/// Which side of the device is up, with iio-sensor-proxy's names and axes convention: `x`
-/// points to the right edge of the screen, `y` to its top edge, `z` out of the screen, and
-/// an accelerometer at rest reads +g along the axis that points up (a device upright in its
-/// normal orientation reads `y ≈ +9.8`; lying face-up, `z ≈ +9.8`).
+/// Which side of the device is up, with iio-sensor-proxy's names and its axis convention:
+/// `x` points to the right edge of the screen, `y` to its top edge, `z` out of the screen
+/// (after the mount matrix), and a reading at rest is gravity, pointing down: a device upright
+/// in its normal orientation reads `y ≈ −9.8`, turned with its right edge up `x ≈ −9.8`,
+/// lying face-up `z ≈ −9.8`. iio-sensor-proxy's rule (`orientation_calc`) calls `y > 0`
+/// bottom-up and `x > 0` left-up, so with this convention the same machine, with the same
+/// matrix (the hwdb's, written for iio-sensor-proxy), rotates the same way under both.
 public enum Orientation: String, Hashable, Sendable, Codable, CaseIterable {
     /// Not known yet (no sample, or none clear enough).
     case undefined
-    /// The top edge up (`+y`).
+    /// The top edge up (gravity along `−y`).
     case normal
-    /// The bottom edge up (`−y`).
+    /// The bottom edge up (gravity along `+y`).
     case bottomUp = "bottom-up"
-    /// The left edge up (`−x`).
+    /// The left edge up (gravity along `+x`).
     case leftUp = "left-up"
-    /// The right edge up (`+x`).
+    /// The right edge up (gravity along `−x`).
     case rightUp = "right-up"
-    /// Lying flat, screen up (`+z`).
+    /// Lying flat, screen up (gravity along `−z`).
     case faceUp = "face-up"
-    /// Lying flat, screen down (`−z`).
+    /// Lying flat, screen down (gravity along `+z`).
     case faceDown = "face-down"
 
     /// The in-plane angle of an upright orientation's "up" in degrees (`atan2(x, y)`), nil for
@@ -48,19 +51,29 @@ public struct OrientationSettings: Hashable, Sendable {
     /// Readings whose magnitude differs from standard gravity by more than this fraction
     /// (shaking, free fall) decide nothing.
     public var gravityTolerance: Double
+    /// Nanoseconds a new orientation must last before it is published (`holdingChanges`;
+    /// 0: at once). Default 1 s: the shorter of the "1 or 1.5 s" iio-sensor-proxy's issue #90
+    /// asks for, so a laptop tilted for a moment does not rotate.
+    public var hold: Int64
 
     /// Settings; the defaults are evflow's (see docs/sensors.md, "Orientation").
-    public init(hysteresis: Double = 10, flatAngle: Double = 25, gravityTolerance: Double = 0.4) {
+    public init(hysteresis: Double = 10, flatAngle: Double = 25, gravityTolerance: Double = 0.4,
+                hold: Int64 = OrientationSettings.defaultHold) {
         self.hysteresis = hysteresis
         self.flatAngle = flatAngle
         self.gravityTolerance = gravityTolerance
+        self.hold = hold
     }
+
+    /// The default `hold`: 1 s.
+    public static let defaultHold: Int64 = 1_000_000_000
 }
 
 /// Derives the orientation from accelerometer readings (in m/s², device axes) with
 /// hysteresis. Pure; no time: it changes only on readings.
 ///
-/// For a reading `(x, y, z)` with magnitude `g`:
+/// A reading is gravity (see `Orientation`); "up" is its opposite, `(x, y, z) = −reading`.
+/// For that vector with magnitude `g`:
 /// - `tilt` = the angle between gravity and the screen's normal, `acos(|z| / g)` in degrees
 ///   (0 = flat), and `φ = atan2(x, y)` in degrees, the direction of "up" in the screen plane
 ///   (0 normal, 90 right-up, ±180 bottom-up, −90 left-up).
@@ -101,7 +114,10 @@ public struct OrientationState: Hashable, Sendable {
     public static let gravity = 9.80665
 
     /// One reading; returns the new orientation if it changed.
-    public mutating func on(x: Double, y: Double, z: Double) -> Orientation? {
+    public mutating func on(x readX: Double, y readY: Double, z readZ: Double) -> Orientation? {
+        // The reading is gravity, pointing down (iio-sensor-proxy's convention); the rule below
+        // reasons about "up".
+        let x = -readX, y = -readY, z = -readZ
         let g = (x * x + y * y + z * z).squareRoot()
         guard g.isFinite, abs(g - Self.gravity) <= settings.gravityTolerance * Self.gravity else { return nil }
         let degrees = 180 / Double.pi
@@ -150,7 +166,7 @@ extension ObservableType where Element == SensorSample {
     ///
     /// - `channels`: the sensor's channels; `accel_x`, `accel_y` and `accel_z` are read (a
     ///   sensor without all three delivers nothing).
-    /// - `mountMatrix`: the kernel's `in_accel_mount_matrix` (`SensorInfo.mountMatrix`),
+    /// - `mountMatrix`: the sensor's mount matrix (`SensorInfo.mountMatrix`: udev's or sysfs'),
     ///   applied first: `device = matrix × sensor`.
     /// - Chain it after `filterSensor` to decide on the smoothed, rate-limited levels.
     /// - Completion, error and disposal pass through; it keeps no timer.

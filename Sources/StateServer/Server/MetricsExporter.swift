@@ -164,7 +164,8 @@ final class MetricsExporter: Sendable {
         updateSensors(&s, m.sensors)
     }
 
-    /// Per sensor: samples read and filtered (counters), whether it is read now, and per
+    /// Per sensor: samples read and filtered and failed reads (counters), whether it is read
+    /// now and whether it is failed, and per
     /// channel its last filtered and raw values in the channel's unit (gauges, from the first
     /// sample on). A sensor's series leave the exposition when it goes.
     private func updateSensors(_ s: inout State, _ sensors: [SensorState]) {
@@ -176,6 +177,7 @@ final class MetricsExporter: Sendable {
             var counters = s.sensorCounters[info.id] ?? [:]
             count(&counters, "evflow_sensor_samples_in_total", labels, sensor.samplesIn)
             count(&counters, "evflow_sensor_samples_out_total", labels, sensor.samplesOut)
+            count(&counters, "evflow_sensor_read_errors_total", labels, sensor.readErrors)
             s.sensorCounters[info.id] = counters
             var gauges = s.sensorGauges[info.id] ?? [:]
             func gauge(_ name: String, _ labels: [String: String]) -> CoreMetrics.Gauge {
@@ -186,6 +188,7 @@ final class MetricsExporter: Sendable {
                 return g
             }
             gauge("evflow_sensor_read", labels).record(sensor.live ? 1 : 0)
+            gauge("evflow_sensor_failed", labels).record(sensor.failed ? 1 : 0)
             for (i, channel) in info.channels.enumerated() {
                 var l = labels
                 l["channel"] = channel.name

@@ -22,16 +22,7 @@ extension ClientConnection {
                 respond { $0.appendState(shown, tag: tag) }
             case .failure(let error):
                 // Not an input device: a sensor (1.4) by id or name, else the device's error.
-                switch core.hub.sensors.state(of: device) {
-                case .found(let state):
-                    let report = SensorStateReport(sensor: state.info, filtered: state.filtered, raw: state.raw,
-                                                   orientation: state.orientation, live: state.live)
-                    respond { $0.appendSensorState(report, tag: tag) }
-                case .ambiguous:
-                    respond { $0.appendError(ProtocolError(.ambiguousDevice(device), requestClass: "STATE", tag: tag)) }
-                case .none:
-                    respond { $0.appendError(ProtocolError(error.kind, requestClass: "STATE", tag: tag)) }
-                }
+                sensorState(device, notFound: ProtocolError(error.kind, requestClass: "STATE", tag: tag), tag: tag)
             }
         case .stats:
             let stats = loop.value.keys == .visible ? core.stats() : KeyPrivacy.redacted(core.stats())
@@ -68,6 +59,33 @@ extension ClientConnection {
                 var report = report
                 report.total[.sent] = self.core.sentSummary
                 self.respond(response(report))
+                self.processLines()
+            }
+        }
+    }
+
+    /// A sensor's `STATE`: one nobody reads is read once first (`SensorHub.stateReadingOnce`),
+    /// so the answer comes from the hub's scheduler; like `withLatency`, later request lines
+    /// wait meanwhile, so responses stay in request order.
+    private func sensorState(_ sensor: String, notFound: ProtocolError, tag: RequestTag?) {
+        loop.value.answering = true
+        let eventLoop = channel.eventLoop
+        core.hub.sensors.stateReadingOnce(of: sensor) { [weak self] lookup in
+            eventLoop.execute {
+                guard let self else { return }
+                self.loop.value.answering = false
+                guard !self.loop.value.closed else { return }
+                switch lookup {
+                case .found(let state):
+                    let report = SensorStateReport(sensor: state.info, filtered: state.filtered, raw: state.raw,
+                                                   orientation: state.orientation, live: state.live,
+                                                   readErrors: state.readErrors, failed: state.failed)
+                    self.respond { $0.appendSensorState(report, tag: tag) }
+                case .ambiguous:
+                    self.respond { $0.appendError(ProtocolError(.ambiguousDevice(sensor), requestClass: "STATE", tag: tag)) }
+                case .none:
+                    self.respond { $0.appendError(notFound) }
+                }
                 self.processLines()
             }
         }
