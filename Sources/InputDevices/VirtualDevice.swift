@@ -8,8 +8,9 @@ import Glibc
 /// A uinput virtual device that clones a physical one: evflowd's *twin*, which applications
 /// read instead of the grabbed physical device (docs/virtual-device.md).
 ///
-/// Cloned: every event type and code but `EV_FF` (`EV_KEY`, `EV_REL`, `EV_ABS` with its
-/// absinfo, `EV_MSC`, `EV_SW`, `EV_LED`, `EV_SND`, `EV_REP`), the input properties, the id
+/// Cloned: every event type and code (`EV_KEY`, `EV_REL`, `EV_ABS` with its absinfo, `EV_MSC`,
+/// `EV_SW`, `EV_LED`, `EV_SND`, `EV_REP`, `EV_FF`: libevdev gives a twin with `EV_FF` room for
+/// 10 effects, `ff_effects_max`, and the owner forwards them), the input properties, the id
 /// (bus, vendor, product, version — the same bus, so libinput still pairs an internal keyboard
 /// with its touchpad for disable-while-typing). The name is the physical name with ` (evflow)`
 /// appended (cut so the whole fits uinput's 80 bytes). `phys` and `uniq` are left empty:
@@ -72,7 +73,8 @@ final class VirtualDevice {
         destroy()
     }
 
-    /// The `/dev/uinput` fd: the desktop's `EV_LED`/`EV_SND` writes to the twin arrive on it.
+    /// The `/dev/uinput` fd: the desktop's `EV_LED`/`EV_SND` writes to the twin arrive on it,
+    /// and a game's force-feedback requests (`EV_UINPUT`) and `EV_FF` plays.
     var fd: Int32 { uinput.map { libevdev_uinput_get_fd($0) } ?? -1 }
 
     /// Whether `destroy` ran.
@@ -163,7 +165,7 @@ final class VirtualDevice {
         libevdev_set_id_vendor(target, libevdev_get_id_vendor(source))
         libevdev_set_id_product(target, libevdev_get_id_product(source))
         libevdev_set_id_version(target, libevdev_get_id_version(source))
-        for type in 1...UInt32(EV_MAX) where type != UInt32(EV_FF) && libevdev_has_event_type(source, type) == 1 {
+        for type in 1...UInt32(EV_MAX) where libevdev_has_event_type(source, type) == 1 {
             libevdev_enable_event_type(target, type)
             let max = libevdev_event_type_get_max(type)
             guard max >= 0 else { continue }

@@ -9,7 +9,7 @@
 /// last (around a suspend, `releaseAll` and `keysDown` also come between the writes). Tests
 /// drive the hub with a fake one.
 public protocol DeviceOutputPort: AnyObject, Sendable {
-    /// Why this device cannot be re-emitted (e.g. it has force feedback), or nil when it can.
+    /// Why this device cannot be re-emitted (e.g. its force feedback cannot be forwarded), or nil when it can.
     var virtualRefusal: String? { get }
     /// Creates the virtual twin (a clone of the device); returns its device node.
     func createTwin() throws(DeviceOutputError) -> String

@@ -1776,6 +1776,100 @@ def case_virtual_led():
           saw=got)
 
 
+EVIOCSFF = (1 << 30) | (48 << 16) | (ord("E") << 8) | 0x80       # struct ff_effect, 48 bytes
+EVIOCRMFF = (1 << 30) | (4 << 16) | (ord("E") << 8) | 0x81
+EVIOCGEFFECTS = (2 << 30) | (4 << 16) | (ord("E") << 8) | 0x84
+EV_ABS, EV_FF, FF_RUMBLE = 0x03, 0x15, 0x50
+# struct ff_effect holding a rumble: type, id, direction, trigger, replay (length, delay), then
+# the union at 16 (strong and weak magnitudes).
+FF_EFFECT = struct.Struct("HhHHHHH2xHH28x")
+
+
+def upload_rumble(fd, strong, weak, length_ms):
+    """EVIOCSFF of a new FF_RUMBLE effect on FD, as a game does; returns the effect id it got."""
+    buf = bytearray(FF_EFFECT.pack(FF_RUMBLE, -1, 0, 0, 0, length_ms, 0, strong, weak))
+    fcntl.ioctl(fd, EVIOCSFF, buf)
+    return FF_EFFECT.unpack(buf)[1]
+
+
+def case_rumble():
+    """Issue #30: a game pad with rumble in virtual mode. Its twin declares force feedback; a
+    game opens the twin, uploads an FF_RUMBLE effect (EVIOCSFF), plays and stops it, erases it:
+    the physical pad (a uinput device answering its own upload requests, as a driver does)
+    receives the upload, the play, the stop and the erase under its own effect id (another
+    program holds the pad's first slot, so the twin's id and the pad's differ). An effect still
+    uploaded when the twin goes is erased from the pad. Stick motion and buttons pass to the twin."""
+    name = f"{VIRTUAL_PREFIX} rumble gamepad"
+    ff = os.path.join(WORK, "rumble.ff")
+    go, fin, done = (os.path.join(WORK, f"rumble.{x}") for x in ("go", "fin", "done"))
+    script = (f"@{go} ABS_X=20000 ABS_Y=-12000 . +60ms BTN_SOUTH=1 . +60ms BTN_SOUTH=0 . +60ms "
+              f"ABS_X=0 ABS_Y=0 . !{fin} @{done}")
+
+    def ff_lines():
+        return open(ff).read().splitlines() if os.path.exists(ff) else []
+
+    def ff_line(what, start=0):
+        return wait_until(f"{what!r} on the pad", lambda: next(
+            (l for l in ff_lines()[start:] if l.startswith(what)), None), timeout=30)
+
+    with VirtualConfig([(name, "virtual", [])]):
+        dev, node = device("gamepad", name, script, extra=["--hold", "0", "--ff", ff])
+        did = device_id(name)
+        out = wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        other = os.open(node, os.O_RDWR)         # another program's effect: the pad's first slot
+        game = keeper = None
+        try:
+            other_id = upload_rumble(other, 100, 100, 50)
+            ff_line(f"FF upload {other_id} ")
+            game = os.open(twin, os.O_RDWR)
+            effects = struct.unpack("i", fcntl.ioctl(game, EVIOCGEFFECTS, bytes(4)))[0]
+            twin_id = upload_rumble(game, 0xc000, 0x4000, 400)
+            uploaded = ff_line("FF upload", 1)
+            pad_id = int(uploaded.split()[2])
+            os.write(game, INPUT_EVENT.pack(0, 0, EV_FF, twin_id, 1))
+            played = ff_line(f"FF play {pad_id} 1")
+            os.write(game, INPUT_EVENT.pack(0, 0, EV_FF, twin_id, 0))
+            stopped = ff_line(f"FF play {pad_id} 0")
+            fcntl.ioctl(game, EVIOCRMFF, twin_id)
+            erased = ff_line(f"FF erase {pad_id}")
+            # Left uploaded on the twin until the twin goes.
+            keeper = os.open(twin, os.O_RDWR)
+            seen = len(ff_lines())
+            kept_twin_id = upload_rumble(keeper, 0x1000, 0x1000, 100)
+            kept = ff_line("FF upload", seen)
+            kept_pad_id = int(kept.split()[2])
+        finally:
+            for fd in (game, other):
+                if fd is not None:
+                    os.close(fd)
+        reader = EvdevReader(twin)
+        touch(go)
+        wait_until("the pad's script", lambda: os.path.exists(fin), timeout=30)
+        wait_until("the stick back at 0 on the twin", lambda: (EV_ABS, 0, 0) in
+                   [(ty, c, v) for _, ty, c, v in reader.events], timeout=10)
+        reader.close()
+        before_exit = len(ff_lines())
+    # The rule is gone: the twin with it, and the effect the keeper left is erased on the pad
+    # (the game's erase of the same pad id is earlier in the log).
+    kept_erased = ff_line(f"FF erase {kept_pad_id}", before_exit)
+    if keeper is not None:
+        os.close(keeper)
+    touch(done)
+    dev.wait(timeout=30)
+    stick = [(c, v) for _, ty, c, v in reader.events if ty == EV_ABS]
+    buttons = [(c, v) for _, ty, c, v in reader.events if ty == EV_KEY]
+    ok = (effects > 0 and twin_id != pad_id and uploaded.split()[3:] == ["0x50", str(0xc000), str(0x4000), "400"]
+          and played and stopped and erased and kept_erased
+          and stick == [(0, 20000), (1, -12000), (0, 0), (1, 0)] and buttons == [(0x130, 1), (0x130, 0)])
+    check("rumble", ok,
+          f"the twin ({out.get('virtual_node')}) takes {effects} effects; the game's FF_RUMBLE (twin id {twin_id}) "
+          f"reached the pad as its effect {pad_id} ({uploaded!r}), then {played!r}, {stopped!r}, {erased!r}; the "
+          f"effect left on the twin (twin id {kept_twin_id}) was erased from the pad when the twin went "
+          f"({kept_erased!r}); the twin carried the stick {stick} and the button {buttons}",
+          saw="pad's log:\n" + "\n".join(ff_lines()) + f"\ntwin events: {reader.events}")
+
+
 def case_virtual_ebusy():
     """EBUSY: another program (evtest --grab) holds the device when evflowd wants it virtual:
     the device stays observed, STATE and the journal say why, no twin is left."""
@@ -3028,6 +3122,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "iio": case_iio,
          "suspend": case_suspend,
          "identical-devices": case_identical_devices,
+         "rumble": case_rumble,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
 # Cases run only when named: the U1 benchmark (scripts/bench-uinput). The torture case runs in

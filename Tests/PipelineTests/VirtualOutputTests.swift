@@ -382,10 +382,10 @@ final class FakeOutputPort: DeviceOutputPort, @unchecked Sendable {
         do {
             let rig = Rig(config: Self.config(.virtual))
             let port = FakeOutputPort()
-            port.refusal = "force feedback is not forwarded"
+            port.refusal = "force feedback cannot be forwarded: access(/dev/input/event9, read and write): Permission denied (errno 13)"
             let pad = rig.plug(Self.keyboard, port: port)
             #expect(port.log.isEmpty)
-            #expect(rig.status(Self.keyboard) == DeviceOutputStatus(mode: .virtual, reason: "force feedback is not forwarded"))
+            #expect(rig.status(Self.keyboard) == DeviceOutputStatus(mode: .virtual, reason: port.refusal))
             let replay = rig.plug(Self.mouse, port: nil)
             #expect(rig.status(Self.mouse)?.grab == DeviceOutputStatus.Grab.none)
             #expect(rig.status(Self.mouse)?.reason?.contains("no kernel device") == true)

@@ -4,7 +4,7 @@
 Used by the e2e tests inside the scripts/vm/run guest. Python standard library only: the uinput
 ioctls are made with fcntl.ioctl, exactly as evflow's Swift code would make them.
 
-  uinput-device.py {keyboard,mouse,switch,joystick,touchpad,tablet} [options]
+  uinput-device.py {keyboard,mouse,switch,joystick,touchpad,tablet,gamepad} [options]
 
 Event script (--events TEXT or --events-file FILE; whitespace separated, '#' starts a comment):
   CODE=VALUE   one event; CODE is a name (KEY_A, BTN_LEFT, REL_X, SW_LID, ...) or TYPE:CODE
@@ -30,6 +30,11 @@ Modes:
                         "LED CODE VALUE" line each
   --bus NAME|N          the device's bus type (default virtual): i8042 makes a keyboard or a
                         touchpad look built in, as libinput's disable-while-typing wants
+  --ff FILE             (gamepad) force feedback: FF_RUMBLE, FF_GAIN, 16 effects; answers the
+                        kernel's upload and erase requests as a driver does (a uinput device
+                        with EV_FF must: the uploading program waits for its answer) and
+                        appends one line per request and play to FILE: "FF upload ID TYPE
+                        STRONG WEAK LENGTH", "FF erase ID", "FF play ID VALUE", "FF gain VALUE"
 
 Progress lines on stdout: "created NAME SYSNAME NODE", "played N events", "destroyed SYSNAME".
 """
@@ -62,8 +67,15 @@ UI_SET_SWBIT = _ioc(_IOC_WRITE, 109, 4)
 UI_SET_LEDBIT = _ioc(_IOC_WRITE, 105, 4)
 UI_SET_PROPBIT = _ioc(_IOC_WRITE, 110, 4)
 UI_GET_SYSNAME_64 = _ioc(_IOC_READ, 44, 64)
+UI_SET_FFBIT = _ioc(_IOC_WRITE, 107, 4)
+UI_BEGIN_FF_UPLOAD = _ioc(_IOC_READ | _IOC_WRITE, 200, 104)   # struct uinput_ff_upload
+UI_END_FF_UPLOAD = _ioc(_IOC_WRITE, 201, 104)
+UI_BEGIN_FF_ERASE = _ioc(_IOC_READ | _IOC_WRITE, 202, 12)     # struct uinput_ff_erase
+UI_END_FF_ERASE = _ioc(_IOC_WRITE, 203, 12)
 
 EV_SYN, EV_KEY, EV_REL, EV_ABS, EV_SW, EV_LED, EV_REP = 0x00, 0x01, 0x02, 0x03, 0x05, 0x11, 0x14
+EV_FF, EV_UINPUT, UI_FF_UPLOAD, UI_FF_ERASE = 0x15, 0x0101, 1, 2
+FF_RUMBLE, FF_GAIN, FF_EFFECTS_MAX = 0x50, 0x60, 16
 LEDS = (0x00, 0x01, 0x02)                         # LED_NUML, LED_CAPSL, LED_SCROLLL
 SYN_REPORT = 0
 BUS_VIRTUAL = 0x06
@@ -73,6 +85,11 @@ INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD = 0x00, 0x02
 INPUT_EVENT = struct.Struct("qqHHi")              # struct input_event on x86_64 (24 bytes)
 UINPUT_SETUP = struct.Struct("HHHH80sI")          # input_id, name[80], ff_effects_max
 ABS_SETUP = struct.Struct("H2x6i")                # code, input_absinfo (value min max fuzz flat res)
+# struct uinput_ff_upload on x86_64: request_id, retval, then struct ff_effect (48 bytes: type,
+# id, direction, trigger, replay (length, delay), then the union at 16; a rumble's strong and
+# weak magnitudes first) twice, the new effect and the old one.
+FF_UPLOAD = struct.Struct("Ii HhHHHHH2xHH28x 48x")
+FF_ERASE = struct.Struct("IiI")                    # request_id, retval, effect_id
 
 # Names this script understands (linux/input-event-codes.h). Anything else: TYPE:CODE.
 CODES = {"SYN_REPORT": (EV_SYN, 0)}
@@ -88,6 +105,7 @@ CODES.update({"KEY_ESC": (EV_KEY, 1), "KEY_ENTER": (EV_KEY, 28), "KEY_LEFTCTRL":
               "BTN_TOOL_PEN": (EV_KEY, 0x140), "BTN_TOOL_FINGER": (EV_KEY, 0x145),
               "BTN_TOUCH": (EV_KEY, 0x14a), "BTN_STYLUS": (EV_KEY, 0x14b),
               "BTN_TOOL_DOUBLETAP": (EV_KEY, 0x14d), "ABS_PRESSURE": (EV_ABS, 0x18),
+              "BTN_SOUTH": (EV_KEY, 0x130), "BTN_EAST": (EV_KEY, 0x131), "BTN_START": (EV_KEY, 0x13b),
               "ABS_MT_SLOT": (EV_ABS, 0x2f), "ABS_MT_POSITION_X": (EV_ABS, 0x35),
               "ABS_MT_POSITION_Y": (EV_ABS, 0x36), "ABS_MT_TRACKING_ID": (EV_ABS, 0x39)})
 ABS_AXES = {"ABS_X": 0x00, "ABS_Y": 0x01, "ABS_Z": 0x02, "ABS_RX": 0x03, "ABS_RY": 0x04, "ABS_RZ": 0x05,
@@ -118,6 +136,15 @@ KINDS = {
     # A pen tablet (udev: ID_INPUT_TABLET), external like a desk tablet (not INPUT_PROP_DIRECT):
     # pen and stylus button, pressure, 200 x 125 mm at 100 units/mm (libinput rejects a
     # tablet without a resolution).
+    # A game pad (udev: ID_INPUT_JOYSTICK) as the kernel's xpad driver makes one: two sticks,
+    # two triggers, a d-pad hat, the face, shoulder and menu buttons. Rumble with --ff.
+    "gamepad": {"product": 0x0107,
+                "bits": [(UI_SET_KEYBIT, c) for c in (0x130, 0x131, 0x133, 0x134, 0x136, 0x137,
+                                                      0x13a, 0x13b, 0x13c, 0x13d, 0x13e)] +
+                [(UI_SET_ABSBIT, c) for c in (0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x10, 0x11)],
+                "abs": {0x00: (-32768, 32767, 0), 0x01: (-32768, 32767, 0), 0x03: (-32768, 32767, 0),
+                        0x04: (-32768, 32767, 0), 0x02: (0, 255, 0), 0x05: (0, 255, 0),
+                        0x10: (-1, 1, 0), 0x11: (-1, 1, 0)}},
     "tablet": {"product": 0x0106,
                "bits": [(UI_SET_KEYBIT, c) for c in (0x140, 0x14a, 0x14b)] +
                [(UI_SET_ABSBIT, c) for c in (0x00, 0x01, 0x18)],
@@ -130,6 +157,7 @@ DEFAULT_SCRIPTS = {
     "mouse": "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
     "switch": "SW_LID=1 . +50ms SW_LID=0 .",
     "joystick": "ABS_X=1000 ABS_Y=-2000 ABS_THROTTLE=300 . +10ms BTN_TRIGGER=1 . BTN_TRIGGER=0 .",
+    "gamepad": "ABS_X=12000 ABS_Y=-8000 . +10ms BTN_SOUTH=1 . BTN_SOUTH=0 . +10ms ABS_X=0 ABS_Y=0 .",
     "touchpad": ("ABS_MT_SLOT=0 ABS_MT_TRACKING_ID=1 ABS_MT_POSITION_X=2000 ABS_MT_POSITION_Y=1000"
                  " BTN_TOUCH=1 BTN_TOOL_FINGER=1 ABS_X=2000 ABS_Y=1000 . +10ms"
                  " ABS_MT_POSITION_X=2040 ABS_X=2040 . +10ms ABS_MT_TRACKING_ID=-1 BTN_TOUCH=0 BTN_TOOL_FINGER=0 ."),
@@ -186,11 +214,17 @@ def say(text):
 
 # ---------------------------------------------------------------- device
 class Device:
-    def __init__(self, kind, name, vendor, product, phys, led_log=None, bus=BUS_VIRTUAL, repeat=False):
-        # Read-write only with LEDs: their events come back through the uinput fd.
-        self.fd = os.open("/dev/uinput", (os.O_RDWR if led_log else os.O_WRONLY) | os.O_CLOEXEC)
+    def __init__(self, kind, name, vendor, product, phys, led_log=None, bus=BUS_VIRTUAL, repeat=False,
+                 ff_log=None):
+        # Read-write only with LEDs or force feedback: their events and requests come back
+        # through the uinput fd.
+        self.fd = os.open("/dev/uinput", (os.O_RDWR if led_log or ff_log else os.O_WRONLY) | os.O_CLOEXEC)
         spec = KINDS[kind]
         fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_SYN)
+        if ff_log:
+            fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_FF)
+            for code in (FF_RUMBLE, FF_GAIN):
+                fcntl.ioctl(self.fd, UI_SET_FFBIT, code)
         if led_log:
             fcntl.ioctl(self.fd, UI_SET_EVBIT, EV_LED)
             for code in LEDS:
@@ -211,27 +245,52 @@ class Device:
         if phys:
             fcntl.ioctl(self.fd, UI_SET_PHYS, phys.encode() + b"\0")
         product = spec["product"] if product is None else product
-        fcntl.ioctl(self.fd, UI_DEV_SETUP, UINPUT_SETUP.pack(bus, vendor, product, 1,
-                                                             name.encode()[:79], 0))
+        fcntl.ioctl(self.fd, UI_DEV_SETUP, UINPUT_SETUP.pack(bus, vendor, product, 1, name.encode()[:79],
+                                                             FF_EFFECTS_MAX if ff_log else 0))
         fcntl.ioctl(self.fd, UI_DEV_CREATE)
         buf = bytearray(64)
         fcntl.ioctl(self.fd, UI_GET_SYSNAME_64, buf)
         self.sysname = buf.split(b"\0")[0].decode()          # e.g. "input7"
         self.node = self._find_node()
-        if led_log:
-            threading.Thread(target=self._log_leds, args=(led_log,), daemon=True).start()
+        if led_log or ff_log:
+            threading.Thread(target=self._feedback, args=(led_log, ff_log), daemon=True).start()
 
-    def _log_leds(self, path):
+    def _feedback(self, led_log, ff_log):
+        """What programs write to the device comes back here: LED events, and with force
+        feedback the kernel's upload and erase requests (answered at once, as a driver would:
+        the program's EVIOCSFF waits for it) and the plays."""
         while True:
             try:
                 data = os.read(self.fd, INPUT_EVENT.size * 16)
             except OSError:
                 return                                       # destroyed and closed
-            with open(path, "a") as f:
-                for off in range(0, len(data) - len(data) % INPUT_EVENT.size, INPUT_EVENT.size):
-                    _, _, etype, code, value = INPUT_EVENT.unpack_from(data, off)
-                    if etype == EV_LED:
-                        f.write(f"LED {code} {value}\n")
+            for off in range(0, len(data) - len(data) % INPUT_EVENT.size, INPUT_EVENT.size):
+                _, _, etype, code, value = INPUT_EVENT.unpack_from(data, off)
+                if etype == EV_LED and led_log:
+                    line = f"LED {code} {value}"
+                elif etype == EV_UINPUT and code == UI_FF_UPLOAD and ff_log:
+                    line = self._answer_upload(value)
+                elif etype == EV_UINPUT and code == UI_FF_ERASE and ff_log:
+                    buf = bytearray(FF_ERASE.pack(value, 0, 0))
+                    fcntl.ioctl(self.fd, UI_BEGIN_FF_ERASE, buf)
+                    _, _, effect_id = FF_ERASE.unpack(buf)
+                    fcntl.ioctl(self.fd, UI_END_FF_ERASE, FF_ERASE.pack(value, 0, effect_id))
+                    line = f"FF erase {effect_id}"
+                elif etype == EV_FF and ff_log:
+                    line = f"FF gain {value}" if code == FF_GAIN else f"FF play {code} {value}"
+                else:
+                    continue
+                with open(led_log if etype == EV_LED else ff_log, "a") as f:
+                    f.write(line + "\n")
+
+    def _answer_upload(self, request_id):
+        buf = bytearray(FF_UPLOAD.size)
+        FF_UPLOAD.pack_into(buf, 0, request_id, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        fcntl.ioctl(self.fd, UI_BEGIN_FF_UPLOAD, buf)
+        _, _, etype, effect_id, _, _, _, length, _, strong, weak = FF_UPLOAD.unpack(buf)
+        struct.pack_into("i", buf, 4, 0)                     # retval: accepted
+        fcntl.ioctl(self.fd, UI_END_FF_UPLOAD, bytes(buf))
+        return f"FF upload {effect_id} {etype:#x} {strong} {weak} {length}"
 
     def _find_node(self):
         # The eventN child appears right after UI_DEV_CREATE returns; the /dev node (devtmpfs)
@@ -319,6 +378,7 @@ def main():
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between cycles")
     ap.add_argument("--leds", metavar="FILE", help="LEDs; log the LED events written to the device to FILE")
     ap.add_argument("--repeat", action="store_true", help="EV_REP: the kernel autorepeats held keys")
+    ap.add_argument("--ff", metavar="FILE", help="force feedback (rumble); log requests and plays to FILE")
     ap.add_argument("--destroy-after", type=float, metavar="SECS",
                     help="destroy the device while still emitting, SECS after creating it")
     args = ap.parse_args()
@@ -337,7 +397,8 @@ def main():
     for cycle in range(args.cycles):
         if cycle and args.gap:
             time.sleep(args.gap)
-        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds, args.bus, args.repeat)
+        dev = Device(args.kind, name, args.vendor, args.product, args.phys, args.leds, args.bus, args.repeat,
+                     args.ff)
         created = time.monotonic()
         say(f"created {name!r} {dev.sysname} {dev.node}")
         if args.node_file:
