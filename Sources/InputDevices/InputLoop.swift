@@ -66,7 +66,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
     private var handlers: [Token: () -> Outcome] = [:]
     private var pending: [Token] = []
     private var nextToken: Token = InputLoop.firstFDToken
-    private var heap: [LoopTimer] = []
+    private var heap = TimerHeap()
     /// The deadline the timerfd is set to (`.max`: not set).
     private var timerFDDeadline = Int64.max
 
@@ -246,7 +246,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 
     // MARK: Jobs
 
-    fileprivate func enqueue(_ job: @escaping () -> Void) {
+    func enqueue(_ job: @escaping () -> Void) {
         if isCurrent {
             jobs.append(job)
             return
@@ -285,71 +285,21 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
 
     // MARK: Timers (loop thread)
 
-    fileprivate func arm(_ timer: LoopTimer, at deadline: Int64, token: UInt64) {
+    func arm(_ timer: LoopTimer, at deadline: Int64, token: UInt64) {
         guard !timer.isInvalidated else { return }
-        timer.token = token
-        let later = deadline > timer.deadline
-        timer.deadline = deadline
-        if timer.heapIndex < 0 {
-            timer.heapIndex = heap.count
-            heap.append(timer)
-            siftUp(heap.count - 1)
-        } else if later {
-            siftDown(timer.heapIndex)
-        } else {
-            siftUp(timer.heapIndex)
-        }
+        heap.arm(timer, at: deadline, token: token)
     }
 
-    fileprivate func disarm(_ timer: LoopTimer) {
-        let i = timer.heapIndex
-        guard i >= 0 else { return }
-        let last = heap.count - 1
-        if i != last {
-            heap.swapAt(i, last)
-            heap[i].heapIndex = i
-        }
-        heap.removeLast()
-        timer.heapIndex = -1
-        if i < heap.count {
-            siftDown(i)
-            siftUp(i)
-        }
-    }
-
-    private func siftUp(_ start: Int) {
-        var i = start
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i].deadline < heap[parent].deadline else { break }
-            heap.swapAt(i, parent)
-            heap[i].heapIndex = i
-            heap[parent].heapIndex = parent
-            i = parent
-        }
-    }
-
-    private func siftDown(_ start: Int) {
-        var i = start
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var least = i
-            if l < heap.count && heap[l].deadline < heap[least].deadline { least = l }
-            if r < heap.count && heap[r].deadline < heap[least].deadline { least = r }
-            if least == i { return }
-            heap.swapAt(i, least)
-            heap[i].heapIndex = i
-            heap[least].heapIndex = least
-            i = least
-        }
-    }
+    func disarm(_ timer: LoopTimer) { heap.remove(timer) }
 
     /// Fires every timer whose deadline has passed (each once, with the token of its last arm).
     private func fireDueTimers() {
         guard !heap.isEmpty else { return }
         let now = monotonicNow()
+        // One timer at a time, the heap not borrowed while it fires: its handler may arm or
+        // disarm timers.
         while let first = heap.first, first.deadline <= now {
-            disarm(first)
+            heap.remove(first)
             first.fire()
         }
     }
@@ -414,8 +364,7 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
         running = []
         handlers = [:]
         pending = []
-        for timer in heap { timer.heapIndex = -1 }
-        heap = []
+        heap.removeAll()
         close(epollFD)
         close(wakeFD)
         close(timerFD)
@@ -445,65 +394,5 @@ public final class InputLoop: SchedulerType, @unchecked Sendable {
         let run: () -> Void
         var next: Unmanaged<Job>?
         init(_ run: @escaping () -> Void) { self.run = run }
-    }
-}
-
-/// A reusable one-shot timer on an `InputLoop`'s heap. Arming from the loop thread is a heap
-/// sift; from another thread it is a job that does the same.
-final class LoopTimer: SchedulerTimer, @unchecked Sendable {
-    /// Counts this object in `LiveResources` until it is destroyed.
-    private let live = LiveResources.Token()
-    private let loop: InputLoop
-    /// Released on invalidation (on the loop thread).
-    private var handler: ((UInt64) -> Void)?
-    private let invalidated = Atomic<Bool>(false)
-    /// Invalidate after the first fire (`schedule(after:)`).
-    var oneShot = false
-    // Loop thread only:
-    var deadline = Int64.min
-    var token: UInt64 = 0
-    var heapIndex = -1
-
-    init(loop: InputLoop, handler: @escaping (UInt64) -> Void) {
-        self.loop = loop
-        self.handler = handler
-    }
-
-    var isInvalidated: Bool { invalidated.load(ordering: .acquiring) }
-
-    func arm(at deadline: Int64, token: UInt64) {
-        if loop.isCurrent {
-            loop.arm(self, at: deadline, token: token)
-        } else {
-            loop.enqueue { [self] in loop.arm(self, at: deadline, token: token) }
-        }
-    }
-
-    func disarm() {
-        if loop.isCurrent {
-            loop.disarm(self)
-        } else {
-            loop.enqueue { [self] in loop.disarm(self) }
-        }
-    }
-
-    func invalidate() {
-        if invalidated.exchange(true, ordering: .acquiringAndReleasing) { return }
-        if loop.isCurrent {
-            loop.disarm(self)
-            handler = nil
-        } else {
-            loop.enqueue { [self] in
-                loop.disarm(self)
-                handler = nil
-            }
-        }
-    }
-
-    /// Loop thread: the deadline passed.
-    func fire() {
-        guard !isInvalidated, let handler else { return }
-        if oneShot { invalidate() }
-        handler(token)
     }
 }

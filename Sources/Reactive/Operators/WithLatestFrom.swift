@@ -37,7 +37,7 @@ extension ObservableType {
 
 /// withLatestFrom behind a `SerialGate`.
 @usableFromInline
-final class WithLatestFromSink<Element, Second, Result>: DownstreamSink<Result>, @unchecked Sendable {
+final class WithLatestFromSink<Element, Second, Result>: DownstreamSink<Result>, GatedSink, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case source(Event<Element>)
@@ -55,11 +55,6 @@ final class WithLatestFromSink<Element, Second, Result>: DownstreamSink<Result>,
     init(downstream: AnyObserver<Result>, selector: @escaping (Element, Second) throws -> Result) {
         self.selector = selector
         super.init(downstream: downstream)
-    }
-
-    @inlinable
-    func send(_ message: Message) {
-        gate.send(message) { self.handle($0) }
     }
 
     @inlinable

@@ -5,14 +5,14 @@ import Synchronization
 /// `value()` is answered inside the subject's gate, so it never tears and never races with a
 /// delivery; when another thread is delivering at that moment, the caller waits for the
 /// gate's turn (reads only — `on(_:)` never waits).
-public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unchecked Sendable {
-    @usableFromInline let core = SubjectCore<Element>()
+public final class BehaviorSubject<Element>: SubjectBase<Element>, ObservableType, ObserverType, @unchecked Sendable {
     // Touched only inside the gate.
     @usableFromInline @exclusivity(unchecked) var current: Element
 
     /// Creates a subject holding `value`.
     public init(value: Element) {
         current = value
+        super.init()
         core.tracksDeliveringThread = true
         core.onNextHook = { [weak self] in self?.current = $0 }
         core.replayHook = { [weak self] observer in
@@ -20,14 +20,6 @@ public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unch
             if self.core.stopEvent == nil { observer.on(.next(self.current)) }
         }
     }
-
-    deinit {
-        // Subscriptions that were never disposed would otherwise keep the core alive.
-        core.detachAll()
-    }
-
-    /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.hasObservers }
 
     /// The current value; throws the error the subject ended with.
     public func value() throws -> Element {
@@ -51,18 +43,6 @@ public final class BehaviorSubject<Element>: ObservableType, ObserverType, @unch
     @inlinable
     public func on(_ event: Event<Element>) {
         core.send(.event(event))
-    }
-
-    /// Subscribes an observer; it receives the current value first.
-    @inlinable
-    public func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
-        core.subscribe(observer)
-    }
-
-    /// This subject as an `Observable`.
-    @inlinable
-    public func asObservable() -> Observable<Element> {
-        core.asObservable()
     }
 }
 

@@ -2,20 +2,10 @@
 ///
 /// Late subscribers after a stop event get only that stop event. See `SubjectCore` for the
 /// threading rules: any thread may send, delivery is serial and lock-free.
-public final class PublishSubject<Element>: ObservableType, ObserverType, @unchecked Sendable {
-    @usableFromInline let core = SubjectCore<Element>()
-
+public final class PublishSubject<Element>: SubjectBase<Element>, ObservableType, ObserverType, @unchecked Sendable {
     /// Creates a subject.
     @inlinable
-    public init() {}
-
-    deinit {
-        // Subscriptions that were never disposed would otherwise keep the core alive.
-        core.detachAll()
-    }
-
-    /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.hasObservers }
+    public override init() {}
 
     /// Sends an event to every current observer.
     ///
@@ -33,17 +23,5 @@ public final class PublishSubject<Element>: ObservableType, ObserverType, @unche
     public func onNext(_ element: Element) {
         if core.dropsElementsNow { return }
         core.send(.event(.next(element)))
-    }
-
-    /// Subscribes an observer.
-    @inlinable
-    public func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
-        core.subscribe(observer)
-    }
-
-    /// This subject as an `Observable`.
-    @inlinable
-    public func asObservable() -> Observable<Element> {
-        core.asObservable()
     }
 }

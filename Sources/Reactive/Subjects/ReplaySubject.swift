@@ -1,7 +1,6 @@
 /// Replays up to `bufferSize` most recent elements to each new subscriber, then delivers
 /// live events; a stop event is replayed after the buffered elements.
-public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchecked Sendable {
-    @usableFromInline let core = SubjectCore<Element>()
+public final class ReplaySubject<Element>: SubjectBase<Element>, ObservableType, ObserverType, @unchecked Sendable {
     private let bufferSize: Int
     // Ring buffer, touched only inside the gate.
     @exclusivity(unchecked) private var buffer: [Element] = []
@@ -11,6 +10,7 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
     public init(bufferSize: Int) {
         precondition(bufferSize >= 1, "ReplaySubject bufferSize must be at least 1")
         self.bufferSize = bufferSize
+        super.init()
         buffer.reserveCapacity(min(bufferSize, 1024))
         core.onNextHook = { [weak self] in self?.append($0) }
         core.replayHook = { [weak self] observer in self?.replay(to: observer) }
@@ -36,29 +36,9 @@ public final class ReplaySubject<Element>: ObservableType, ObserverType, @unchec
         }
     }
 
-    deinit {
-        // Subscriptions that were never disposed would otherwise keep the core alive.
-        core.detachAll()
-    }
-
-    /// Whether anyone is subscribed.
-    public var hasObservers: Bool { core.hasObservers }
-
     /// Sends an event; `next` elements are also buffered.
     @inlinable
     public func on(_ event: Event<Element>) {
         core.send(.event(event))
-    }
-
-    /// Subscribes an observer; it receives the buffered elements first.
-    @inlinable
-    public func subscribe(_ observer: AnyObserver<Element>) -> Disposable {
-        core.subscribe(observer)
-    }
-
-    /// This subject as an `Observable`.
-    @inlinable
-    public func asObservable() -> Observable<Element> {
-        core.asObservable()
     }
 }

@@ -89,7 +89,7 @@ class CombineLatestSink<Result>: DownstreamSink<Result>, @unchecked Sendable {
 
 /// combineLatest of two typed sources behind a `SerialGate`.
 @usableFromInline
-final class CombineLatest2Sink<A, B, Result>: CombineLatestSink<Result>, @unchecked Sendable {
+final class CombineLatest2Sink<A, B, Result>: CombineLatestSink<Result>, GatedSink, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case a(Event<A>)
@@ -106,11 +106,6 @@ final class CombineLatest2Sink<A, B, Result>: CombineLatestSink<Result>, @unchec
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B) throws -> Result) {
         self.selector = selector
         super.init(downstream: downstream, count: 2)
-    }
-
-    @inlinable
-    func send(_ message: Message) {
-        gate.send(message) { self.handle($0) }
     }
 
     @inlinable
@@ -131,7 +126,7 @@ final class CombineLatest2Sink<A, B, Result>: CombineLatestSink<Result>, @unchec
 
 /// combineLatest of three typed sources behind a `SerialGate`.
 @usableFromInline
-final class CombineLatest3Sink<A, B, C, Result>: CombineLatestSink<Result>, @unchecked Sendable {
+final class CombineLatest3Sink<A, B, C, Result>: CombineLatestSink<Result>, GatedSink, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case a(Event<A>)
@@ -150,11 +145,6 @@ final class CombineLatest3Sink<A, B, C, Result>: CombineLatestSink<Result>, @unc
     init(downstream: AnyObserver<Result>, selector: @escaping (A, B, C) throws -> Result) {
         self.selector = selector
         super.init(downstream: downstream, count: 3)
-    }
-
-    @inlinable
-    func send(_ message: Message) {
-        gate.send(message) { self.handle($0) }
     }
 
     @inlinable

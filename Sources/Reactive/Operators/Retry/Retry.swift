@@ -64,7 +64,7 @@ extension ObservableType {
 /// trigger's events are serialised through a `SerialGate`, which doubles as the trampoline
 /// that turns "fail during subscribe, resubscribe" into a loop.
 @usableFromInline
-final class RetrySink<Element, Trigger>: DownstreamSink<Element>, @unchecked Sendable {
+final class RetrySink<Element, Trigger>: DownstreamSink<Element>, GatedSink, @unchecked Sendable {
     @usableFromInline
     enum Message {
         case subscribe
@@ -92,11 +92,6 @@ final class RetrySink<Element, Trigger>: DownstreamSink<Element>, @unchecked Sen
     @inlinable
     func start() {
         send(.subscribe)
-    }
-
-    @inlinable
-    func send(_ message: Message) {
-        gate.send(message) { self.handle($0) }
     }
 
     @usableFromInline
