@@ -60,7 +60,9 @@ public final class SensorHub: @unchecked Sendable {
         /// `true` once the session closed; watchers' feeds end on it.
         let ended = BehaviorSubject<Bool>(value: false)
         let latest = PosixLocked<Latest>(Latest())
-        var closed = false
+        /// Set once by `close` on the scheduler; atomic because `STATE`'s one-shot read checks it
+        /// on the server's thread.
+        let closed = Atomic<Bool>(false)
 
         init(info: SensorInfo, sequence: Int) {
             self.info = info
@@ -182,7 +184,7 @@ public final class SensorHub: @unchecked Sendable {
         case .found(let s): session = s
         }
         let now = Self.state(session)
-        guard !now.live, session.readable, !session.closed else { return completion(.found(now)) }
+        guard !now.live, session.readable, !session.closed.load(ordering: .acquiring) else { return completion(.found(now)) }
         let scheduler = scheduler
         let once = ReadOnce(scheduler: scheduler, completion)
         let finish: @Sendable () -> Void = { once.finish { .found(Self.state(session)) } }
@@ -327,8 +329,7 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     private func close(_ session: SensorSession) {
-        if session.closed { return }
-        session.closed = true
+        guard !session.closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         registry.withLock { r in
             if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
         }
