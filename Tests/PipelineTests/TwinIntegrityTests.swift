@@ -79,7 +79,7 @@ import Testing
             let rig = Rig(config: Self.virtual())
             let port = FakeOutputPort()
             let frames = rig.plug(Self.keyboard, port: port, atOpen: frame(0, EventType.key, Self.KEY_ENTER, 1))
-            port.onGrab = { [unowned port] in port.hardware = [C.KEY_A]; port.onGrab = nil }
+            port.onGrab = { [weak port] in port?.hardware = [C.KEY_A]; port?.onGrab = nil }
             rig.at(10, frames, [(EventType.key, Self.KEY_ENTER, 0)])
             #expect(port.steps == ["createTwin", "grab", "ungrab"], "ungrabbed before any frame of KEY_A was read")
             #expect(rig.status(Self.keyboard)?.grab == .waiting)
