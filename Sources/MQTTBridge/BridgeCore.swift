@@ -206,9 +206,12 @@ public final class BridgeCore: @unchecked Sendable {
     private func remove(_ id: DeviceID) {
         guard let d = devices.removeValue(forKey: id) else { return }
         d.timer?.dispose()
+        // Discovery first: Home Assistant's entities read the state topic, and an empty state
+        // message reaching them before their config is gone made it log a template error for
+        // every entity of the device (seen by scripts/check-home-assistant).
+        for t in d.discoveryTopics { publish(clear(t)) }
         publish(clear(settings.layout.state(id.rawValue)))
         publish(clear(settings.layout.description(id.rawValue)))
-        for t in d.discoveryTopics { publish(clear(t)) }
     }
 
     // MARK: event streams
