@@ -38,6 +38,12 @@ public struct NoiseFilter: Sendable {
     private var absIndex = [Int16](repeating: -1, count: 64)
     private var relIndex = [Int16](repeating: -1, count: 64)
     var lastTime: Int64 = .min
+    /// The last value passed unfiltered per absolute axis (0..<64) and switch (64..<128),
+    /// `Int64.min` when none: a code that gets a filter on a reload starts from it, as one
+    /// that changed filters starts from what its old filter delivered. (Without it, a stick
+    /// observed unfiltered and then given a hysteresis let its first resting value through:
+    /// the daemon suite's `gamepad-stick-noise` case.)
+    var passedUnfiltered = [Int64](repeating: .min, count: 128)
     /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
@@ -83,6 +89,8 @@ public struct NoiseFilter: Sendable {
                         let delivered = handOver(previous, at: time, into: &flushed)
                         Self.seed(&state, with: delivered)
                     }
+                } else if let i = Self.unfilteredIndex(type: type, code: code), passedUnfiltered[i] != .min {
+                    Self.seed(&state, with: .value(Int32(truncatingIfNeeded: passedUnfiltered[i])))
                 }
                 let index = Int16(slots.count)
                 switch type {
@@ -111,13 +119,27 @@ public struct NoiseFilter: Sendable {
         }
         // Codes that became passthrough or left the settings hand over too, with nothing to seed.
         for (key, previous) in old.sorted(by: { $0.key < $1.key }) where !handled.contains(key) {
-            _ = handOver(previous, at: time, into: &flushed)
+            let delivered = handOver(previous, at: time, into: &flushed)
+            if case .value(let v) = delivered, let i = Self.unfilteredIndex(type: previous.type, code: previous.code) {
+                passedUnfiltered[i] = Int64(v)
+            }
         }
         guard !flushed.isEmpty else { return nil }
         flushed.sort { ($0.type, $0.code) < ($1.type, $1.code) }
         counters.framesOut &+= 1
         counters.eventsOut &+= UInt64(flushed.count)
         return InputFrame(time: time, events: flushed)
+    }
+
+    /// `passedUnfiltered`'s index of an absolute axis or a switch; nil for other codes.
+    @inline(__always)
+    static func unfilteredIndex(type: UInt16, code: UInt16) -> Int? {
+        guard code < 64 else { return nil }
+        switch type {
+        case EventType.abs: return Int(code)
+        case EventType.sw: return 64 + Int(code)
+        default: return nil
+        }
     }
 
     @inline(__always)
@@ -196,6 +218,9 @@ public struct NoiseFilter: Sendable {
                 let index = slotIndex(type: event.type, code: event.code)
                 if index < 0 || (event.type == EventType.key && event.value == 2) {
                     if event.type != EventType.msc { stateful = true }
+                    if index < 0, let i = Self.unfilteredIndex(type: event.type, code: event.code) {
+                        passedUnfiltered[i] = Int64(event.value)
+                    }
                 } else if filter(index, event.value, now: now) != nil {
                     stateful = true   // a filter delivers an input unchanged or not at all
                 } else {

@@ -102,6 +102,9 @@ extension NoiseFilter {
         for event in frame.events.dropFirst() {
             out.append(event)
             let index = slotIndex(type: event.type, code: event.code)
+            if index < 0, let i = Self.unfilteredIndex(type: event.type, code: event.code) {
+                passedUnfiltered[i] = Int64(event.value)
+            }
             guard index >= 0, !(event.type == EventType.key && event.value == 2) else { continue }
             setDeadline(index, nil)
             // What the code's filter held is superseded by the state the resync reports.
