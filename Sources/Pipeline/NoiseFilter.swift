@@ -131,13 +131,14 @@ public struct NoiseFilter: Sendable {
         return InputFrame(time: time, events: flushed)
     }
 
-    /// `passedUnfiltered`'s index of an absolute axis or a switch; nil for other codes.
+    /// `passedUnfiltered`'s index of an absolute axis or a switch; nil for other codes and for
+    /// the multitouch axes (never filtered, and most of a touchpad's events: R1 measured their
+    /// bookkeeping at 9 instructions an event).
     @inline(__always)
     static func unfilteredIndex(type: UInt16, code: UInt16) -> Int? {
-        guard code < 64 else { return nil }
         switch type {
-        case EventType.abs: return Int(code)
-        case EventType.sw: return 64 + Int(code)
+        case EventType.abs: return code < 0x2f ? Int(code) : nil   // below ABS_MT_SLOT
+        case EventType.sw: return code < 64 ? 64 + Int(code) : nil
         default: return nil
         }
     }
