@@ -34,6 +34,9 @@ public final class DeviceHub: @unchecked Sendable {
         let slot: StateStore.Slot
         let raw = PublishSubject<InputFrame>()
         let filtered = PublishSubject<InputFrame>()
+        /// The gestures of its keys, from the filtered frames (docs/gestures.md).
+        let gestures = PublishSubject<GestureEvent>()
+        let gestureRun = SingleAssignmentDisposable()
         let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
         let frames = SingleAssignmentDisposable()
@@ -57,7 +60,8 @@ public final class DeviceHub: @unchecked Sendable {
         }
 
         func stream(raw: Bool) -> DeviceStream {
-            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable())
+            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable(),
+                         gestures: gestures.asObservable())
         }
     }
 
@@ -223,6 +227,12 @@ public final class DeviceHub: @unchecked Sendable {
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
             let latency = session.latency
             let clock = scheduler
+            // Gestures from the filtered frames, subscribed before them; a reload's settings
+            // reach them through the session's settings.
+            session.gestureRun.setDisposable(filtered.asObservable()
+                .gestures(session.initialSettings.gestures, scheduler: scheduler, clock: stream.clock,
+                          settingsUpdates: session.settings.asObservable().map(\.gestures))
+                .subscribe(AnyObserver { [gestures = session.gestures] in gestures.on($0) }))
             // The device's frames go straight into the filter stage: their age at `read` and the
             // raw watchers first, then the filter, whose update writes the slot, then the
             // filtered watchers. The stage's end (the device's frames ending) ends the session.
@@ -302,6 +312,7 @@ public final class DeviceHub: @unchecked Sendable {
         // Twin released and destroyed, device ungrabbed, while its fd is still open.
         session.output.close()
         session.frames.dispose()
+        session.gestureRun.dispose()   // a sequence in progress is dropped: no gesture after removal
         registry.withLock { r in
             if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
         }
@@ -311,6 +322,7 @@ public final class DeviceHub: @unchecked Sendable {
         goneLatency[.filtered, default: LatencyHistogram()].add(ages.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
+        session.gestures.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
     }
@@ -435,6 +447,12 @@ extension DeviceHub {
     /// A present device's output: mode, twin, grab state and why it is not grabbed (DEVICES, STATE).
     public func outputStatus(of id: DeviceID) -> DeviceOutputStatus? {
         registry.withLock { $0.sessions[id] }?.output.status.withLock { $0 }
+    }
+
+    /// The gestures a present device's keys make (DEVICES, STATE; nil: none).
+    public func gestures(of id: DeviceID) -> DeviceGestures? {
+        guard let session = registry.withLock({ $0.sessions[id] }) else { return nil }
+        return (try? session.settings.value())?.gestures.described
     }
 
     /// A present device's twin counters (STATS).
