@@ -16,9 +16,11 @@ public struct GestureSettings: Hashable, Sendable {
     /// `hold` repeats every this long (ns) after the first, which comes with `long`.
     public var hold: Int64 = GestureSettings.defaultHold
 
-    /// 300 ms, 500 ms, 200 ms.
+    /// The default multi-press window: 300 ms.
     public static let defaultMultiPress: Int64 = 300_000_000
+    /// The default long time: 500 ms.
     public static let defaultLong: Int64 = 500_000_000
+    /// The default hold period: 200 ms.
     public static let defaultHold: Int64 = 200_000_000
 
     /// No gesture at all.
@@ -62,9 +64,11 @@ extension FilterConfig {
         public var codes: Set<UInt16>?
         /// `gestures:` which ones (nil: keep).
         public var kinds: Set<GestureKind>?
-        /// `multi_press`, `long`, `hold` (nil: keep).
+        /// `multi_press` (nil: keep).
         public var multiPress: Int64?
+        /// `long` (nil: keep).
         public var long: Int64?
+        /// `hold` (nil: keep).
         public var hold: Int64?
 
         /// A rule that turns gestures on or off with nothing else given.
