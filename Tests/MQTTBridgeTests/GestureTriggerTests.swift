@@ -168,3 +168,30 @@ private func object(_ j: JSON) throws -> [String: Any] {
         #expect(topics.isSubset(of: Set(cleared)))
     }
 }
+
+@Suite(.serialized, .ownLiveResources) struct GestureReloadTests {
+    /// Regression: the discovery of a device was republished only when its description changed,
+    /// and the description did not hold the gestures, so a reload that changed a pad's gestures
+    /// left Home Assistant with the old triggers. The description now carries them.
+    @Test func changedGesturesRepublishTheTriggers() {
+        let layout = try! TopicLayout(hostname: "h")
+        var settings = BridgeSettings(layout: layout)
+        settings.discovery = Discovery(counters: false)
+        let c = BridgeCore(settings: settings, scheduler: VirtualTimeScheduler(), log: { _ in })
+        let broker = FakeBroker()
+        c.brokerConnected(broker)
+        c.daemonConnected(FakeDaemon())
+        var d = pad(kinds: [.single])
+        c.daemonMessage(.devices([d], tag: nil))
+        c.daemonMessage(.state(DeviceStateReport(device: d), tag: nil))
+        #expect(broker.payload(layout.description(d.id.rawValue))?.contains(#""gestures":{"codes":["KEY_A","KEY_F13","BTN_0"],"kinds":["single"]}"#) == true)
+        let n = broker.messages.count
+        d.gestures = DeviceGestures(codes: [keyF13], kinds: [.single, .long])
+        c.daemonMessage(.state(DeviceStateReport(device: d), tag: nil))
+        let later = broker.messages[n...]
+        let added = later.filter { $0.topic.hasPrefix("homeassistant/device_automation/") && !$0.payload.isEmpty }
+        let cleared = later.filter { $0.topic.hasPrefix("homeassistant/device_automation/") && $0.payload.isEmpty }
+        #expect(added.count == 2)
+        #expect(cleared.count == 2)   // KEY_A single and BTN_0 single
+    }
+}
