@@ -6,7 +6,7 @@ import Reactive
 /// reactive core's `retry(when:)`, feeding one `BridgeCore` on one serial queue.
 ///
 /// Threads (docs/mqtt.md, "Threads"): the bridge queue (all logic and timers); one reader
-/// thread per evflowd connection (the main one and one per event stream); libmosquitto's
+/// thread per evflowd connection (the main one, the gestures one and one per event stream); libmosquitto's
 /// network thread per broker session (`mosquitto_loop_start`); a teardown queue that joins it.
 public final class Bridge: @unchecked Sendable {
     public let core: BridgeCore
