@@ -170,6 +170,12 @@ public final class DeviceHub: @unchecked Sendable {
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
             let latency = session.latency
             let clock = scheduler
+            // Gestures from the filtered frames, subscribed before them; a reload's settings
+            // reach them through the session's settings.
+            session.gestureRun.setDisposable(filtered.asObservable()
+                .gestures(session.initialSettings.gestures, scheduler: scheduler, clock: stream.clock,
+                          settingsUpdates: session.settings.asObservable().map(\.gestures))
+                .subscribe(AnyObserver { [gestures = session.gestures] in gestures.on($0) }))
             // The device's frames go straight into the filter stage: their age at `read` and the
             // raw watchers first, then the filter, whose update writes the slot, then the
             // filtered watchers. The stage's end (the device's frames ending) ends the session.
@@ -244,6 +250,7 @@ public final class DeviceHub: @unchecked Sendable {
         // Twin released and destroyed, device ungrabbed, while its fd is still open.
         session.output.close()
         session.frames.dispose()
+        session.gestureRun.dispose()   // a sequence in progress is dropped: no gesture after removal
         registry.remove(session, as: session.info.id)
         store.remove(session.slot)
         let ages = session.latency.snapshot
@@ -251,6 +258,7 @@ public final class DeviceHub: @unchecked Sendable {
         goneLatency[.filtered, default: LatencyHistogram()].add(ages.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
+        session.gestures.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
     }
@@ -351,6 +359,12 @@ extension DeviceHub {
     /// A present device's output: mode, twin, grab state and why it is not grabbed (DEVICES, STATE).
     public func outputStatus(of id: DeviceID) -> DeviceOutputStatus? {
         registry[id]?.output.status.withLock { $0 }
+    }
+
+    /// The gestures a present device's keys make (DEVICES, STATE; nil: none).
+    public func gestures(of id: DeviceID) -> DeviceGestures? {
+        guard let session = registry[id] else { return nil }
+        return (try? session.settings.value())?.gestures.described
     }
 
     /// A present device's twin counters (STATS).

@@ -11,6 +11,9 @@ extension DeviceHub {
         let slot: StateStore.Slot
         let raw = PublishSubject<InputFrame>()
         let filtered = PublishSubject<InputFrame>()
+        /// The gestures of its keys, from the filtered frames (docs/gestures.md).
+        let gestures = PublishSubject<GestureEvent>()
+        let gestureRun = SingleAssignmentDisposable()
         let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
         let frames = SingleAssignmentDisposable()
@@ -33,7 +36,8 @@ extension DeviceHub {
 
         /// The device's frames for a watcher: filtered, or `raw` as read.
         func stream(raw: Bool) -> DeviceStream {
-            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable())
+            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable(),
+                         gestures: gestures.asObservable())
         }
     }
 }

@@ -126,6 +126,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var codes: [CodeKey: CodeFilterSpec] = [:]
         /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
         public var output: OutputMode?
+        /// Gestures of the device's keys (nil = keep; docs/gestures.md).
+        public var gestures: GestureRule?
 
         /// Creates a rule.
         public init(match: Match) { self.match = match }
@@ -252,6 +254,7 @@ public struct FilterConfig: Hashable, Sendable {
             default: break
             }
         }
+        s.gestures = gestureSettings(for: device)
         return s
     }
 }

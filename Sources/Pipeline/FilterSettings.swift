@@ -42,6 +42,8 @@ public struct DeviceFilterSettings: Hashable, Sendable {
     public var absolute: [UInt16: CodeFilter] = [:]
     /// Filter per `EV_REL` code.
     public var relative: [UInt16: CodeFilter] = [:]
+    /// The gestures of the device's keys (docs/gestures.md).
+    public var gestures = GestureSettings()
 
     /// Creates empty settings (everything passes).
     public init() {}

@@ -29,7 +29,7 @@ import time
 import aiohttp
 
 HOST = "checkhost"
-PAD = "Tests/Fixtures/handmade/macro-pad.evemu"
+PAD = "Tests/Fixtures/handmade/ha-macro-pad.evemu"
 LID = "Tests/Fixtures/handmade/lid-switch-slow.evemu"
 
 
