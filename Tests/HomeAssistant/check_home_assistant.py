@@ -200,7 +200,13 @@ http:
 api:
 config:
 onboarding:
+automation: !include automations.yaml
+counter:
+  evflow_double:
+    initial: 0
 """)
+    with open(os.path.join(config, "automations.yaml"), "w") as f:
+        f.write("[]\n")
     started = time.monotonic()
     run.start("home-assistant", [args.hass, "--config", config, "--log-file", os.path.join(run.dir, "ha-core.log")])
     url = f"http://127.0.0.1:{ha_port}"
@@ -220,9 +226,15 @@ onboarding:
         await ha.add_mqtt(mqtt_port)
         ok(f"Home Assistant {version} up in {time.monotonic() - started:.0f} s, onboarded, MQTT integration added (broker 127.0.0.1:{mqtt_port})")
 
+        evflow_config = os.path.join(run.dir, "evflow.yaml")
+        with open(evflow_config, "w") as f:
+            # Gestures for the pads' buttons (a device of buttons only is not classed a keypad
+            # in a replay, so a rule turns them on, as a user's would).
+            f.write('version: 1\ndevices:\n  - match: { name: "Test Macro Pad" }\n    gestures: on\n')
         sock = os.path.join(run.dir, "evflowd.sock")
         t0 = time.monotonic()
-        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, "--loop", "--socket", sock])
+        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, "--loop",
+                                  "--config", evflow_config, "--socket", sock])
         async def listening():
             return True if os.path.exists(sock) else None
         await wait_for("evflowd's socket", listening, 20)
@@ -254,6 +266,43 @@ onboarding:
             raise Failure(f"entities: pad {sorted(pad_entities)}, lid {sorted(lid_entities)}")
         ok(f"entity registry: {button[0]} (--ha-key BTN_0), {lid_sensor[0]}, the pad's counter sensors {counters}")
 
+        # Device triggers, one per button and gesture, listed before any press (the pads' first
+        # press is at 15 s), and the pad's event entity.
+        async def pad_triggers():
+            listed = await ha.call({"type": "device_automation/trigger/list", "device_id": pad["id"]})
+            mqtt = [t for t in listed if t.get("domain") == "mqtt"]
+            return mqtt if len(mqtt) == 4 * 7 else None
+        triggers = await wait_for("28 MQTT device triggers (4 buttons × 7 gestures) of the first pad", pad_triggers, 15)
+        listed_at = time.monotonic() - t0
+        if listed_at >= 15.0:
+            raise Failure(f"the triggers were listed {listed_at:.1f} s after evflowd started: after the first press")
+        pairs = sorted({(t["subtype"], t["type"]) for t in triggers})
+        expected_types = {"button_press", "button_release", "button_short_press", "button_double_press",
+                          "button_triple_press", "button_long_press", "button_hold"}
+        if {sub for sub, _ in pairs} != {"BTN_0", "BTN_1", "BTN_2", "BTN_3"} or {ty for _, ty in pairs} != expected_types:
+            raise Failure(f"trigger subtypes and types: {pairs}")
+        events = [e for e in pad_entities if e.startswith("event.")]
+        if len(events) != 1:
+            raise Failure(f"one event entity for the pad's gestures, got {events}")
+        ok(f"device triggers: {len(triggers)} (BTN_0..BTN_3 × {len(expected_types)} types) listed {listed_at:.1f} s after "
+           f"evflowd started, before any press; event entity {events[0]}")
+
+        # An automation on the first pad's BTN_0 double press that counts, written through
+        # Home Assistant's own config API (which reloads automations).
+        double = next(t for t in triggers if t["subtype"] == "BTN_0" and t["type"] == "button_double_press")
+        await ha.rest("POST", "/api/config/automation/config/evflow_double", {
+            "alias": "evflow BTN_0 double", "mode": "queued",
+            "triggers": [{k: v for k, v in double.items() if k != "metadata"}],
+            "actions": [{"action": "counter.increment", "target": {"entity_id": "counter.evflow_double"}}]})
+        async def automation_on():
+            states = await ha.rest("GET", "/api/states")
+            autos = [x for x in states if x["entity_id"].startswith("automation.")]
+            return autos if autos and autos[0]["state"] == "on" else None
+        autos = await wait_for("the automation loaded", automation_on, 20)
+        if await ha.state("counter.evflow_double") != "0":
+            raise Failure("the counter moved before any press")
+        ok(f"{autos[0]['entity_id']}: on, triggered by the first pad's BTN_0 button_double_press; counter at 0")
+
         # The lid recording: closed at 0.1 s, opened at 6 s, closed at 12 s. An `opening`
         # binary sensor is on when open; Home Assistant evaluates the discovery's value template.
         async def lid_state(expected, after, until):
@@ -273,6 +322,17 @@ onboarding:
         ok(f"{lid_sensor[0]}: off at {closed_at:.1f} s, on at {opened_at:.1f} s, off at {closed_again_at:.1f} s "
            "(the recording's lid closes at 0.1 s, opens at 6 s, closes at 12 s)")
 
+        # The pads' BTN_0 double press at 15.0–15.33 s (both pads: only the first's trigger is in
+        # the automation), final when the 300 ms window after 15.33 s passed; BTN_1 at 20 s.
+        await asyncio.sleep(max(0.0, t0 + 17.0 - time.monotonic()))
+        counted = await ha.state("counter.evflow_double")
+        event_state = await ha.rest("GET", f"/api/states/{events[0]}")
+        if counted != "1":
+            raise Failure(f"counter.evflow_double after the double press: {counted}, expected 1")
+        if event_state["attributes"].get("event_type") != "BTN_0_double":
+            raise Failure(f"{events[0]} after the double press: {event_state}")
+        ok(f"the recorded double press ran the automation once (counter 1); {events[0]}: event_type BTN_0_double")
+
         # A looping replay removes every device at the end of a pass and adds it again, as a
         # Bluetooth device that sleeps and wakes: the bridge clears the device's discovery
         # topics, then publishes them again. Home Assistant must see the same devices again.
@@ -291,6 +351,20 @@ onboarding:
         if after != before:
             raise Failure(f"device registry ids changed across a removal and re-add: {before} → {after}")
         ok("after the replay's loop removed and re-added every device: the same three device registry entries")
+
+        # The second pass's double press (15.33 s into it) reaches the same automation through
+        # the re-published trigger: once more, and no single or other press counts.
+        second_pass = time.monotonic()
+        async def counted_twice():
+            value = await ha.state("counter.evflow_double")
+            if value not in ("1", "2"):
+                raise Failure(f"counter.evflow_double in the second pass: {value}")
+            return value if value == "2" else None
+        await wait_for("the second pass's double press counted", counted_twice, 30)
+        await asyncio.sleep(2.0)
+        if await ha.state("counter.evflow_double") != "2":
+            raise Failure("the counter moved again after the second double press")
+        ok(f"the second pass's double press counted once more ({time.monotonic() - second_pass:.0f} s after the devices came back): counter 2")
 
         # Home Assistant logs a template it cannot render (an entity reading a payload that is
         # not the document its discovery config promised, e.g. a cleared state topic).
