@@ -38,6 +38,9 @@ public struct NoiseFilter: Sendable {
     private var absIndex = [Int16](repeating: -1, count: 64)
     private var relIndex = [Int16](repeating: -1, count: 64)
     var lastTime: Int64 = .min
+    /// The wheel filters' slots (`NoiseFilter+Wheel.swift`), none on most devices: then the
+    /// frame path pays one test of an empty array.
+    var wheelSlots: [Int32] = []
     /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
@@ -100,6 +103,7 @@ public struct NoiseFilter: Sendable {
         add(EventType.sw, settings.switches)
         add(EventType.abs, settings.absolute)
         add(EventType.rel, settings.relative)
+        addWheelSlots(settings, old: old, handled: &handled)
         // Kept slots keep their deadlines: list them anew.
         armed = []
         earliest = nil
@@ -180,6 +184,11 @@ public struct NoiseFilter: Sendable {
         lastTime = now
         counters.framesIn &+= 1
         counters.eventsIn &+= UInt64(frame.events.count)
+        var frame = frame
+        if !wheelSlots.isEmpty && !frame.isResync {
+            guard let rest = wheelPass(frame, now: now) else { return nil }
+            frame = rest
+        }
         // The output array is built only once an event is removed: most frames pass whole and
         // are returned as they came, without allocating (R1 throughput).
         var out: [InputEvent]? = nil
@@ -287,6 +296,8 @@ public struct NoiseFilter: Sendable {
             r.windowEnd = now.addingSaturated(r.interval)   // issue #34: no trap near 2⁶³ ns
             slots[index].state = .relative(r)
             return value
+        case .wheel:
+            return value   // never reached: wheel slots have no code index (`wheelPass`)
         }
     }
 
@@ -350,6 +361,12 @@ public struct NoiseFilter: Sendable {
                 d.lastOut = v
                 slots[index].state = .debounce(d)
                 out.append(InputEvent(time: deadline, type: type, code: code, value: v))
+            case .wheel(var axis):
+                let step = axis.machine.on(.timeout, at: deadline)
+                counters[.wheel].dropped &+= UInt64(step.dropped)
+                axis.held = 0
+                slots[index].state = .wheel(axis)
+                setDeadline(index, axis.machine.deadline)
             case .relative(var r):
                 if r.sum != 0 {
                     out.append(InputEvent(time: deadline, type: type, code: code, value: r.sum))
