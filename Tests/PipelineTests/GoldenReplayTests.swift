@@ -244,6 +244,7 @@ import Testing
         }
         var expected = Set<String>()
         for r in recordings { expected.insert(r + ".frames.txt"); expected.insert(r + ".state.json") }
+        expected.formUnion(WheelReplayTests.goldenFiles)   // a handmade recording replayed with wheel: on
         #expect(goldens == expected)
     }
 }

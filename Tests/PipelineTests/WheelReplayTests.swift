@@ -10,6 +10,8 @@ import Testing
 /// speed (a held tick's window ends on the replay's clock, never on the wall clock).
 @Suite("Wheel filter: golden replay", .ownLiveResources) struct WheelReplayTests {
     static let path = "handmade/worn-wheel.evemu"
+    /// Its golden files, under `Tests/Fixtures/golden/`.
+    static let goldenFiles: Set<String> = [path + ".wheel.frames.txt", path + ".wheel.state.json"]
     static func config() throws -> FilterConfig { try FilterConfig.parse(yaml: "defaults:\n  wheel: 100ms\n") }
 
     @Test("the replay matches the golden files at speeds 0.25, 1, 3, 50 and max")
