@@ -237,8 +237,9 @@ public struct FilterConfig: Hashable, Sendable {
         }
         if wheel > 0 {
             let rel = device.capabilities[EventType.rel] ?? []
-            // REL_WHEEL with REL_WHEEL_HI_RES, REL_HWHEEL with REL_HWHEEL_HI_RES.
-            for (lo, hi) in [(UInt16(8), UInt16(11)), (UInt16(6), UInt16(12))] where rel.contains(lo) || rel.contains(hi) {
+            // REL_WHEEL with REL_WHEEL_HI_RES, REL_HWHEEL with REL_HWHEEL_HI_RES. The filter writes
+            // the low-resolution code of an axis, so a device without it gets no wheel filter.
+            for (lo, hi) in [(UInt16(8), UInt16(11)), (UInt16(6), UInt16(12))] where rel.contains(lo) {
                 s.wheel[lo] = WheelSetting(window: wheel, hiRes: rel.contains(hi))
             }
         }

@@ -229,6 +229,8 @@ extension FilterRun {
         #expect(all.settings(for: Self.oldMouse).wheel == [C.REL_WHEEL: WheelSetting(window: 80 * ms, hiRes: false),
                                                            C.REL_HWHEEL: WheelSetting(window: 80 * ms, hiRes: false)])
         #expect(all.settings(for: Self.keyboard).wheel.isEmpty)
+        let hiOnly = device(name: "Hi-res only", classes: [.mouse], capabilities: [EventType.rel: [C.REL_X, C.REL_WHEEL_HI_RES]])
+        #expect(all.settings(for: hiOnly).wheel.isEmpty)   // the filter would write a REL_WHEEL it does not have
         let rule = try FilterConfig.parse(yaml: """
             defaults:
               wheel: 80ms
