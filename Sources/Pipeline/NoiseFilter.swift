@@ -184,11 +184,18 @@ public struct NoiseFilter: Sendable {
         lastTime = now
         counters.framesIn &+= 1
         counters.eventsIn &+= UInt64(frame.events.count)
-        var frame = frame
+        // Without a wheel filter the frame goes on as it came: no copy of it (a `var` copy of
+        // the frame cost R1 a retain and a release per frame).
         if !wheelSlots.isEmpty && !frame.isResync {
             guard let rest = wheelPass(frame, now: now) else { return nil }
-            frame = rest
+            return filterCodes(rest, now: now)
         }
+        return filterCodes(frame, now: now)
+    }
+
+    /// `process` after the wheel filters: each event through its code's filter.
+    @inline(__always)
+    private mutating func filterCodes(_ frame: InputFrame, now: Int64) -> InputFrame? {
         // The output array is built only once an event is removed: most frames pass whole and
         // are returned as they came, without allocating (R1 throughput).
         var out: [InputEvent]? = nil
