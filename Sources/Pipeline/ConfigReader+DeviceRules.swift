@@ -34,6 +34,7 @@ extension ConfigReader {
                     guard k == "max_rate" else { throw error(v, p + "." + k, "unknown key (expected max_rate)") }
                     rule.relMinInterval = try rate(v, p + "." + k)
                 }
+            case "wheel": rule.wheel = try duration(value, p)
             case "codes":
                 for (name, spec) in try mapping(value, p) {
                     let cp = p + "." + name
@@ -55,7 +56,7 @@ extension ConfigReader {
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }
             default:
-                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, gestures, abs, rel, codes)")
+                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, gestures, abs, rel, wheel, codes)")
             }
         }
         return rule

@@ -33,6 +33,8 @@ public enum FilterKind: String, CaseIterable, Hashable, Sendable, Codable {
     case absRate = "abs_rate"
     /// Relative-axis rate limit (summing).
     case relRate = "rel_rate"
+    /// Wheel filter (`WheelFilter`): stray reversed scroll ticks dropped, held ticks delivered.
+    case wheel
 }
 
 /// Counters of one device.
@@ -59,6 +61,7 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     private var absHysteresis = FilterCounts()
     private var absRate = FilterCounts()
     private var relRate = FilterCounts()
+    private var wheel = FilterCounts()
 
     /// Zero counters.
     public init() {}
@@ -72,6 +75,7 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absHysteresis: absHysteresis
             case .absRate: absRate
             case .relRate: relRate
+            case .wheel: wheel
             }
         }
         @inline(__always) set {
@@ -81,6 +85,7 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absHysteresis: absHysteresis = newValue
             case .absRate: absRate = newValue
             case .relRate: relRate = newValue
+            case .wheel: wheel = newValue
             }
         }
     }

@@ -12,6 +12,7 @@ import InputModel
 ///   spurious_window: 12ms # how long a release is held when it is on
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
+///   wheel: off            # wheel filter window: a lone reversed scroll tick is dropped
 /// panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]   # releases every grab (2 to 8 keys)
 /// devices:                # later rules override earlier ones
 ///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
@@ -49,6 +50,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var absMinInterval: Int64 = 0
         /// Minimum interval between relative-axis deliveries (ns; 0 = unlimited).
         public var relMinInterval: Int64 = 0
+        /// The wheel filter's window (ns; 0 = off, the default: see docs/configuration.md).
+        public var wheel: Int64 = 0
 
         /// The built-in defaults.
         public init() {}
@@ -122,6 +125,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var absHysteresis: Hysteresis?
         public var absMinInterval: Int64?
         public var relMinInterval: Int64?
+        /// The wheel filter's window (ns; 0 = off).
+        public var wheel: Int64?
         /// Per-code filters, by (type, code).
         public var codes: [CodeKey: CodeFilterSpec] = [:]
         /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
@@ -193,6 +198,7 @@ public struct FilterConfig: Hashable, Sendable {
         var keys = defaults.keys, buttons = defaults.buttons, switches = defaults.switches
         var hysteresis = defaults.absHysteresis, absInterval = defaults.absMinInterval
         var relInterval = defaults.relMinInterval
+        var wheel = defaults.wheel
         var spurious = defaults.spurious, spuriousWindow = defaults.spuriousWindow
         var codes: [CodeKey: CodeFilterSpec] = [:]
         for rule in rules where rule.match.matches(device) {
@@ -204,6 +210,7 @@ public struct FilterConfig: Hashable, Sendable {
             hysteresis = rule.absHysteresis ?? hysteresis
             absInterval = rule.absMinInterval ?? absInterval
             relInterval = rule.relMinInterval ?? relInterval
+            wheel = rule.wheel ?? wheel
             codes.merge(rule.codes) { _, new in new }
         }
 
@@ -229,6 +236,14 @@ public struct FilterConfig: Hashable, Sendable {
         }
         if relInterval > 0 {
             for code in device.capabilities[EventType.rel] ?? [] { s.relative[code] = .relative(minInterval: relInterval) }
+        }
+        if wheel > 0 {
+            let rel = device.capabilities[EventType.rel] ?? []
+            // REL_WHEEL with REL_WHEEL_HI_RES, REL_HWHEEL with REL_HWHEEL_HI_RES. The filter writes
+            // the low-resolution code of an axis, so a device without it gets no wheel filter.
+            for (lo, hi) in [(UInt16(8), UInt16(11)), (UInt16(6), UInt16(12))] where rel.contains(lo) {
+                s.wheel[lo] = WheelSetting(window: wheel, hiRes: rel.contains(hi))
+            }
         }
         for (key, spec) in codes {
             let filter: CodeFilter

@@ -222,12 +222,13 @@ struct ConfigReader {
                     guard k == "max_rate" else { throw error(v, path + "." + k, "unknown key (expected max_rate)") }
                     d.relMinInterval = try rate(v, path + "." + k)
                 }
+            case "wheel": d.wheel = try duration(value, path)
             case "multitouch":
                 guard case .scalar(let s) = value, s.string == "passthrough" else {
                     throw error(value, path, "only 'passthrough' is supported (multitouch axes are per slot and always pass through)")
                 }
             default:
-                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, multitouch)")
+                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, wheel, multitouch)")
             }
         }
     }

@@ -44,6 +44,9 @@ public struct NoiseFilter: Sendable {
     /// observed unfiltered and then given a hysteresis let its first resting value through:
     /// the daemon suite's `gamepad-stick-noise` case.)
     var passedUnfiltered = [Int64](repeating: .min, count: 128)
+    /// The wheel filters' slots (`NoiseFilter+Wheel.swift`), none on most devices: then the
+    /// frame path pays one test of an empty array.
+    var wheelSlots: [Int32] = []
     /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
@@ -108,6 +111,7 @@ public struct NoiseFilter: Sendable {
         add(EventType.sw, settings.switches)
         add(EventType.abs, settings.absolute)
         add(EventType.rel, settings.relative)
+        addWheelSlots(settings, old: old, handled: &handled)
         // Kept slots keep their deadlines: list them anew.
         armed = []
         earliest = nil
@@ -203,6 +207,18 @@ public struct NoiseFilter: Sendable {
         lastTime = now
         counters.framesIn &+= 1
         counters.eventsIn &+= UInt64(frame.events.count)
+        // Without a wheel filter the frame goes on as it came: no copy of it (a `var` copy of
+        // the frame cost R1 a retain and a release per frame).
+        if !wheelSlots.isEmpty && !frame.isResync {
+            guard let rest = wheelPass(frame, now: now) else { return nil }
+            return filterCodes(rest, now: now)
+        }
+        return filterCodes(frame, now: now)
+    }
+
+    /// `process` after the wheel filters: each event through its code's filter.
+    @inline(__always)
+    private mutating func filterCodes(_ frame: InputFrame, now: Int64) -> InputFrame? {
         // The output array is built only once an event is removed: most frames pass whole and
         // are returned as they came, without allocating (R1 throughput).
         var out: [InputEvent]? = nil
@@ -313,6 +329,8 @@ public struct NoiseFilter: Sendable {
             r.windowEnd = now.addingSaturated(r.interval)   // issue #34: no trap near 2⁶³ ns
             slots[index].state = .relative(r)
             return value
+        case .wheel:
+            return value   // never reached: wheel slots have no code index (`wheelPass`)
         }
     }
 
@@ -376,6 +394,12 @@ public struct NoiseFilter: Sendable {
                 d.lastOut = v
                 slots[index].state = .debounce(d)
                 out.append(InputEvent(time: deadline, type: type, code: code, value: v))
+            case .wheel(var axis):
+                let step = axis.machine.on(.timeout, at: deadline)
+                counters[.wheel].dropped &+= UInt64(step.dropped)
+                axis.held = 0
+                slots[index].state = .wheel(axis)
+                setDeadline(index, axis.machine.deadline)
             case .relative(var r):
                 if r.sum != 0 {
                     out.append(InputEvent(time: deadline, type: type, code: code, value: r.sum))

@@ -63,6 +63,10 @@ extension NoiseFilter {
             // Merged deltas were counted when they were merged; their sum is delivered now.
             if r.sum != 0 { flushed.append(InputEvent(time: time, type: slot.type, code: slot.code, value: r.sum)) }
             return .unknown
+        case .wheel(let axis):
+            // A held reversed tick is the one the filter was about to drop unless a second came.
+            if axis.machine.isHolding { counters[.wheel].dropped &+= 1 }
+            return .unknown
         }
     }
 
@@ -127,7 +131,7 @@ extension NoiseFilter {
                 var fresh = Absolute(hysteresis: a.hysteresis, throttle: ThrottleState(dueTime: a.throttle.dueTime, latest: true))
                 fresh.lastOut = event.value
                 slots[index].state = .absolute(fresh)
-            case .relative:
+            case .relative, .wheel:
                 break   // relative axes have no state to resync (libevdev reports none)
             }
         }

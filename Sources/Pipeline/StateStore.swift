@@ -171,6 +171,7 @@ extension StateStore {
             case .absHysteresis: filterBase + 6
             case .absRate: filterBase + 9
             case .relRate: filterBase + 12
+            case .wheel: filterBase + 15
             }
         }
 
@@ -265,6 +266,7 @@ extension StateStore {
                 setFilter(.absHysteresis, c)
                 setFilter(.absRate, c)
                 setFilter(.relRate, c)
+                setFilter(.wheel, c)
             }
 
             @inline(__always)

@@ -1776,6 +1776,56 @@ def case_virtual_led():
           saw=got)
 
 
+def case_wheel():
+    """The wheel filter on the real kernel (issue #30): a uinput mouse with a high-resolution
+    wheel (120 a detent) in virtual mode with `wheel: 200ms` scrolls down with one stray tick
+    up inside the scroll, pauses, then scrolls up (a real reversal after a pause). The twin,
+    read by evemu-record, carries the scroll without the stray tick and the reversal whole, with
+    REL_WHEEL_HI_RES = 120 × REL_WHEEL in every frame; STATE counts the stray under `wheel`."""
+    name = f"{VIRTUAL_PREFIX} wheel mouse"
+    go, done = os.path.join(WORK, "wheel.go"), os.path.join(WORK, "wheel.done")
+    down, up = "REL_WHEEL=-1 REL_WHEEL_HI_RES=-120 .", "REL_WHEEL=1 REL_WHEEL_HI_RES=120 ."
+    # 200 ms: a +20ms sleep under TCG can take several times as long; the pause is 1 s.
+    script = (f"@{go} " + " +20ms ".join([down] * 5) + f" +20ms {up} +20ms " + " +20ms ".join([down] * 5)
+              + " +1s " + " +20ms ".join([up] * 3) + f" +300ms REL_X=3 . @{done}")
+    with VirtualConfig([(name, "virtual", ["wheel: 200ms"])]):
+        dev, node = device("wheelmouse", name, script, extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        record, out = evemu_record(twin)
+        raw, rout, _ = watcher("--raw")
+        touch(go)
+        wait_until("the mouse's motion on its twin", lambda: " 0002 0000 " in open(out).read(), timeout=60)
+        time.sleep(0.3)
+        record.send_signal(signal.SIGINT)
+        record.wait(timeout=30)
+        raw.terminate()
+        state = ctl_json("state", did)
+        touch(done)
+        dev.wait(timeout=30)
+    frames, frame = [], {}
+    for line in open(out):
+        f = line.split()
+        if line.startswith("E: ") and f[2] == "0002" and int(f[3], 16) in (0x08, 0x0b):
+            frame[int(f[3], 16)] = int(f[4])
+        elif line.startswith("E: ") and f[2] == "0000" and f[3] == "0000" and frame:
+            frames.append((frame.get(0x08, 0), frame.get(0x0b, 0)))
+            frame = {}
+    raw_ticks = [e["value"] for m in lines(rout, "FRAME") if m.get("device") == did
+                 for e in m["events"] if e["code"] == "REL_WHEEL"]
+    lo = [l for l, _ in frames]
+    consistent = all(h == 120 * l for l, h in frames)
+    wheel_dropped = state["counters"]["dropped"].get("wheel", 0)
+    ok = (raw_ticks == [-1] * 5 + [1] + [-1] * 5 + [1] * 3 and lo == [-1] * 10 + [1] * 3 and consistent
+          and wheel_dropped == 1)
+    check("wheel", ok,
+          "the twin carries the 10 ticks down without the stray tick up, then the 3 ticks up after the pause; "
+          "REL_WHEEL_HI_RES = 120 × REL_WHEEL in every frame; STATE counts 1 dropped under wheel",
+          saw=f"raw REL_WHEEL {raw_ticks}\ntwin (REL_WHEEL, REL_WHEEL_HI_RES) per frame {frames}\n"
+              f"dropped {state['counters']['dropped']}")
+
+
 EVIOCSFF = (1 << 30) | (48 << 16) | (ord("E") << 8) | 0x80       # struct ff_effect, 48 bytes
 EVIOCRMFF = (1 << 30) | (4 << 16) | (ord("E") << 8) | 0x81
 EVIOCGEFFECTS = (2 << 30) | (4 << 16) | (ord("E") << 8) | 0x84
@@ -3187,6 +3237,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "identical-devices": case_identical_devices,
          "rumble": case_rumble,
          "gamepad-stick-noise": case_gamepad_stick_noise,
+         "wheel": case_wheel,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
 # Cases run only when named: the U1 benchmark (scripts/bench-uinput). The torture case runs in

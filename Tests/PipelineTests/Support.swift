@@ -60,6 +60,8 @@ enum C {
     static let REL_X = code("REL_X")
     static let REL_Y = code("REL_Y")
     static let REL_WHEEL = code("REL_WHEEL")
+    static let REL_HWHEEL = code("REL_HWHEEL")
+    static let REL_WHEEL_HI_RES = code("REL_WHEEL_HI_RES")
     static let MSC_SCAN = code("MSC_SCAN")
     static let LED_CAPSL = code("LED_CAPSL")
 }
