@@ -12,6 +12,8 @@ import InputModel
 ///   spurious_window: 12ms # how long a release is held when it is on
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
+///   bounce_keys: off      # BounceKeys: a re-press within this time after the release is ignored
+///   slow_keys: off        # SlowKeys: a press counts once held this long
 /// panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]   # releases every grab (2 to 8 keys)
 /// devices:                # later rules override earlier ones
 ///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
@@ -49,6 +51,10 @@ public struct FilterConfig: Hashable, Sendable {
         public var absMinInterval: Int64 = 0
         /// Minimum interval between relative-axis deliveries (ns; 0 = unlimited).
         public var relMinInterval: Int64 = 0
+        /// BounceKeys time for keyboard keys (ns; 0 = off, the default).
+        public var bounceKeys: Int64 = 0
+        /// SlowKeys time for keyboard keys (ns; 0 = off, the default).
+        public var slowKeys: Int64 = 0
 
         /// The built-in defaults.
         public init() {}
@@ -122,6 +128,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var absHysteresis: Hysteresis?
         public var absMinInterval: Int64?
         public var relMinInterval: Int64?
+        public var bounceKeys: Int64?
+        public var slowKeys: Int64?
         /// Per-code filters, by (type, code).
         public var codes: [CodeKey: CodeFilterSpec] = [:]
         /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
@@ -193,7 +201,10 @@ public struct FilterConfig: Hashable, Sendable {
         var relInterval = defaults.relMinInterval
         var spurious = defaults.spurious, spuriousWindow = defaults.spuriousWindow
         var codes: [CodeKey: CodeFilterSpec] = [:]
+        var access = AccessibilitySettings(bounceKeys: defaults.bounceKeys, slowKeys: defaults.slowKeys)
         for rule in rules where rule.match.matches(device) {
+            access.bounceKeys = rule.bounceKeys ?? access.bounceKeys
+            access.slowKeys = rule.slowKeys ?? access.slowKeys
             keys = rule.keys ?? keys
             buttons = rule.buttons ?? buttons
             switches = rule.switches ?? switches
@@ -213,6 +224,9 @@ public struct FilterConfig: Hashable, Sendable {
         }
 
         var s = DeviceFilterSettings()
+        if LiveAccessibility.hasKeyboardKeys(device) {
+            s.accessibility = access   // keyboards' keys only: buttons never (AccessKeys)
+        }
         for code in device.capabilities[EventType.key] ?? [] {
             if TouchCodes.isTouchOrTool(code) { continue }
             let w = CodeRange.isButton(code) ? buttons : keys

@@ -42,6 +42,8 @@ public struct DeviceFilterSettings: Hashable, Sendable {
     public var absolute: [UInt16: CodeFilter] = [:]
     /// Filter per `EV_REL` code.
     public var relative: [UInt16: CodeFilter] = [:]
+    /// BounceKeys and SlowKeys on the keyboard keys, after their chatter debounce.
+    public var accessibility = AccessibilitySettings()
 
     /// Creates empty settings (everything passes).
     public init() {}

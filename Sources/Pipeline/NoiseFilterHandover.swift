@@ -101,6 +101,7 @@ extension NoiseFilter {
         out.reserveCapacity(frame.events.count - 1)
         for event in frame.events.dropFirst() {
             out.append(event)
+            if access != nil, AccessKeys.applies(event), event.value != 2 { access!.resync(event, at: frame.time) }
             let index = slotIndex(type: event.type, code: event.code)
             guard index >= 0, !(event.type == EventType.key && event.value == 2) else { continue }
             setDeadline(index, nil)

@@ -171,6 +171,8 @@ extension StateStore {
             case .absHysteresis: filterBase + 6
             case .absRate: filterBase + 9
             case .relRate: filterBase + 12
+            case .bounceKeys: filterBase + 15
+            case .slowKeys: filterBase + 18
             }
         }
 
@@ -265,6 +267,10 @@ extension StateStore {
                 setFilter(.absHysteresis, c)
                 setFilter(.absRate, c)
                 setFilter(.relRate, c)
+                if c.accessibilityCounted {   // one test per frame while they are off
+                    setFilter(.bounceKeys, c)
+                    setFilter(.slowKeys, c)
+                }
             }
 
             @inline(__always)
