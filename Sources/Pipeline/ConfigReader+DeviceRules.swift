@@ -21,6 +21,8 @@ extension ConfigReader {
             case "spurious": rule.spurious = try spuriousMode(value, p)
             case "spurious_window": rule.spuriousWindow = try duration(value, p)
             case "gestures": rule.gestures = try gestureRule(value, p)
+            case "bounce_keys": rule.bounceKeys = try duration(value, p)
+            case "slow_keys": rule.slowKeys = try duration(value, p)
             case "abs":
                 for (k, v) in try mapping(value, p) {
                     switch k {
@@ -56,7 +58,7 @@ extension ConfigReader {
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }
             default:
-                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, gestures, abs, rel, wheel, codes)")
+                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, bounce_keys, slow_keys, gestures, abs, rel, wheel, codes)")
             }
         }
         return rule

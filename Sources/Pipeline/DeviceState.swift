@@ -35,6 +35,11 @@ public enum FilterKind: String, CaseIterable, Hashable, Sendable, Codable {
     case relRate = "rel_rate"
     /// Wheel filter (`WheelFilter`): stray reversed scroll ticks dropped, held ticks delivered.
     case wheel
+    /// BounceKeys (`AccessKey`): presses ignored (dropped).
+    case bounceKeys = "bounce_keys"
+    /// SlowKeys (`AccessKey`): presses that never counted (dropped), presses delivered once
+    /// held long enough (delayed).
+    case slowKeys = "slow_keys"
 }
 
 /// Counters of one device.
@@ -62,6 +67,11 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     private var absRate = FilterCounts()
     private var relRate = FilterCounts()
     private var wheel = FilterCounts()
+    private var bounceKeys = FilterCounts()
+    private var slowKeys = FilterCounts()
+    /// Whether the accessibility filters counted anything: the state store writes their
+    /// counts only then, so a device without them pays one test per frame.
+    public private(set) var accessibilityCounted = false
 
     /// Zero counters.
     public init() {}
@@ -76,6 +86,8 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absRate: absRate
             case .relRate: relRate
             case .wheel: wheel
+            case .bounceKeys: bounceKeys
+            case .slowKeys: slowKeys
             }
         }
         @inline(__always) set {
@@ -86,6 +98,8 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absRate: absRate = newValue
             case .relRate: relRate = newValue
             case .wheel: wheel = newValue
+            case .bounceKeys: bounceKeys = newValue; accessibilityCounted = accessibilityCounted || newValue != FilterCounts()
+            case .slowKeys: slowKeys = newValue; accessibilityCounted = accessibilityCounted || newValue != FilterCounts()
             }
         }
     }

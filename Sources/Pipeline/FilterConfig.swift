@@ -13,6 +13,8 @@ import InputModel
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
 ///   wheel: off            # wheel filter window: a lone reversed scroll tick is dropped
+///   bounce_keys: off      # BounceKeys: a re-press within this time after the release is ignored
+///   slow_keys: off        # SlowKeys: a press counts once held this long
 /// panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]   # releases every grab (2 to 8 keys)
 /// devices:                # later rules override earlier ones
 ///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
@@ -52,6 +54,10 @@ public struct FilterConfig: Hashable, Sendable {
         public var relMinInterval: Int64 = 0
         /// The wheel filter's window (ns; 0 = off, the default: see docs/configuration.md).
         public var wheel: Int64 = 0
+        /// BounceKeys time for keyboard keys (ns; 0 = off, the default).
+        public var bounceKeys: Int64 = 0
+        /// SlowKeys time for keyboard keys (ns; 0 = off, the default).
+        public var slowKeys: Int64 = 0
 
         /// The built-in defaults.
         public init() {}
@@ -127,6 +133,8 @@ public struct FilterConfig: Hashable, Sendable {
         public var relMinInterval: Int64?
         /// The wheel filter's window (ns; 0 = off).
         public var wheel: Int64?
+        public var bounceKeys: Int64?
+        public var slowKeys: Int64?
         /// Per-code filters, by (type, code).
         public var codes: [CodeKey: CodeFilterSpec] = [:]
         /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
@@ -201,7 +209,10 @@ public struct FilterConfig: Hashable, Sendable {
         var wheel = defaults.wheel
         var spurious = defaults.spurious, spuriousWindow = defaults.spuriousWindow
         var codes: [CodeKey: CodeFilterSpec] = [:]
+        var access = AccessibilitySettings(bounceKeys: defaults.bounceKeys, slowKeys: defaults.slowKeys)
         for rule in rules where rule.match.matches(device) {
+            access.bounceKeys = rule.bounceKeys ?? access.bounceKeys
+            access.slowKeys = rule.slowKeys ?? access.slowKeys
             keys = rule.keys ?? keys
             buttons = rule.buttons ?? buttons
             switches = rule.switches ?? switches
@@ -222,6 +233,9 @@ public struct FilterConfig: Hashable, Sendable {
         }
 
         var s = DeviceFilterSettings()
+        if LiveAccessibility.hasKeyboardKeys(device) {
+            s.accessibility = access   // keyboards' keys only: buttons never (AccessKeys)
+        }
         for code in device.capabilities[EventType.key] ?? [] {
             if TouchCodes.isTouchOrTool(code) { continue }
             let w = CodeRange.isButton(code) ? buttons : keys

@@ -209,6 +209,8 @@ struct ConfigReader {
             case "switches": d.switches = try duration(value, path)
             case "spurious": d.spurious = try spuriousMode(value, path)
             case "spurious_window": d.spuriousWindow = try duration(value, path)
+            case "bounce_keys": d.bounceKeys = try duration(value, path)
+            case "slow_keys": d.slowKeys = try duration(value, path)
             case "abs":
                 for (k, v) in try mapping(value, path) {
                     switch k {
@@ -228,7 +230,7 @@ struct ConfigReader {
                     throw error(value, path, "only 'passthrough' is supported (multitouch axes are per slot and always pass through)")
                 }
             default:
-                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, wheel, multitouch)")
+                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, bounce_keys, slow_keys, abs, rel, wheel, multitouch)")
             }
         }
     }

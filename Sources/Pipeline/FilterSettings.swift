@@ -64,6 +64,8 @@ public struct DeviceFilterSettings: Hashable, Sendable {
     /// `REL_HWHEEL` (6); its high-resolution code (`REL_WHEEL_HI_RES`, `REL_HWHEEL_HI_RES`)
     /// is filtered with it. Empty: no wheel filter (the default).
     public var wheel: [UInt16: WheelSetting] = [:]
+    /// BounceKeys and SlowKeys on the keyboard keys, after their chatter debounce.
+    public var accessibility = AccessibilitySettings()
 
     /// Creates empty settings (everything passes).
     public init() {}

@@ -51,6 +51,9 @@ public struct NoiseFilter: Sendable {
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
     public internal(set) var counters = DeviceCounters()
+    /// BounceKeys and SlowKeys, after the code filters; nil while they are off and hold
+    /// nothing, so a device without them pays one test per frame.
+    var access: AccessKeys? = nil
 
     /// A filter with `settings`.
     public init(settings: DeviceFilterSettings) {
@@ -128,8 +131,16 @@ public struct NoiseFilter: Sendable {
                 passedUnfiltered[i] = Int64(v)
             }
         }
-        guard !flushed.isEmpty else { return nil }
         flushed.sort { ($0.type, $0.code) < ($1.type, $1.code) }
+        // The accessibility filters see what the code filters handed over, then take their own
+        // new settings (a held press whose time is now up is delivered).
+        if access != nil || settings.accessibility.isOn {
+            var a = access ?? AccessKeys(settings.accessibility)
+            _ = a.filter(&flushed, at: time, counters: &counters)
+            flushed += a.configure(settings.accessibility, at: time, counters: &counters)
+            access = a.isIdle ? nil : a
+        }
+        guard !flushed.isEmpty else { return nil }
         counters.framesOut &+= 1
         counters.eventsOut &+= UInt64(flushed.count)
         return InputFrame(time: time, events: flushed)
@@ -197,10 +208,13 @@ public struct NoiseFilter: Sendable {
     }
 
     /// The earliest time held values are due, if any.
-    public var nextDeadline: Int64? { earliest }
+    public var nextDeadline: Int64? {
+        guard let access, let held = access.nextDeadline else { return earliest }
+        return earliest.map { min($0, held) } ?? held
+    }
 
     /// Whether any value is held for later.
-    public var hasHeldValues: Bool { !armed.isEmpty }
+    public var hasHeldValues: Bool { !armed.isEmpty || access?.nextDeadline != nil }
     /// Filters one frame; returns the frame to deliver now, or nil if nothing is left.
     public mutating func process(_ frame: InputFrame) -> InputFrame? {
         let now = max(frame.time, lastTime)
@@ -253,6 +267,13 @@ public struct NoiseFilter: Sendable {
                 }
                 removed = true
             }
+        }
+        if access != nil {
+            // BounceKeys and SlowKeys on the keys the code filters delivered.
+            var events = out ?? frame.events
+            stateful = access!.filter(&events, at: now, counters: &counters)
+            if events.count != frame.events.count || out != nil { removed = true; out = events }
+            if access!.isIdle { access = nil }
         }
         let count = out?.count ?? frame.events.count
         if count == 0 || (removed && !stateful) {
@@ -337,7 +358,40 @@ public struct NoiseFilter: Sendable {
     /// Delivers what has settled by `time` as one frame (time = `time`), or nil.
     public mutating func fire(at time: Int64) -> InputFrame? {
         lastTime = max(lastTime, time)
-        guard let first = earliest, first <= time else { return nil }
+        var out: [InputEvent] = []
+        if access == nil {
+            fireCodes(at: time, into: &out)
+        } else {
+            // The code filters' settled values and the held presses in time order (a press
+            // held long enough at the very time its debounced release settles counts, then
+            // ends); each code deadline is fired once, as without the accessibility filters.
+            var fired = Int64.min
+            while true {
+                let codes = earliest.flatMap { $0 <= time && $0 > fired ? $0 : nil }
+                let held = access!.nextDeadline.flatMap { $0 <= time ? $0 : nil }
+                if let held, codes.map({ held <= $0 }) ?? true {
+                    out += access!.fire(at: held, counters: &counters)
+                } else if let codes {
+                    fired = codes
+                    var settled: [InputEvent] = []
+                    fireCodes(at: codes, into: &settled)
+                    _ = access!.filter(&settled, at: codes, counters: &counters)
+                    out += settled
+                } else {
+                    break
+                }
+            }
+            if access!.isIdle { access = nil }
+        }
+        guard !out.isEmpty else { return nil }
+        counters.framesOut &+= 1
+        counters.eventsOut &+= UInt64(out.count)
+        return InputFrame(time: time, events: out)
+    }
+
+    /// The code filters' values settled by `time`, appended to `out`.
+    private mutating func fireCodes(at time: Int64, into out: inout [InputEvent]) {
+        guard let first = earliest, first <= time else { return }
         // The due slots, in slot order (the order of the frame's events); each fires once,
         // even when it arms again for a time not later than `time`.
         var due = self.due
@@ -345,7 +399,6 @@ public struct NoiseFilter: Sendable {
         due.removeAll(keepingCapacity: true)
         for index in armed where slots[Int(index)].deadline! <= time { due.append(index) }
         if due.count > 1 { due.sort() }
-        var out: [InputEvent] = []
         for i in due {
             let index = Int(i)
             let deadline = slots[index].deadline!
@@ -412,9 +465,5 @@ public struct NoiseFilter: Sendable {
             }
         }
         self.due = due
-        guard !out.isEmpty else { return nil }
-        counters.framesOut &+= 1
-        counters.eventsOut &+= UInt64(out.count)
-        return InputFrame(time: time, events: out)
     }
 }

@@ -105,6 +105,7 @@ extension NoiseFilter {
         out.reserveCapacity(frame.events.count - 1)
         for event in frame.events.dropFirst() {
             out.append(event)
+            if access != nil, AccessKeys.applies(event), event.value != 2 { access!.resync(event, at: frame.time) }
             let index = slotIndex(type: event.type, code: event.code)
             if index < 0, let i = Self.unfilteredIndex(type: event.type, code: event.code) {
                 passedUnfiltered[i] = Int64(event.value)

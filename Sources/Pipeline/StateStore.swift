@@ -172,6 +172,8 @@ extension StateStore {
             case .absRate: filterBase + 9
             case .relRate: filterBase + 12
             case .wheel: filterBase + 15
+            case .bounceKeys: filterBase + 18
+            case .slowKeys: filterBase + 21
             }
         }
 
@@ -267,6 +269,10 @@ extension StateStore {
                 setFilter(.absRate, c)
                 setFilter(.relRate, c)
                 setFilter(.wheel, c)
+                if c.accessibilityCounted {   // one test per frame while they are off
+                    setFilter(.bounceKeys, c)
+                    setFilter(.slowKeys, c)
+                }
             }
 
             @inline(__always)

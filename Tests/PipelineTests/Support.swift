@@ -48,6 +48,7 @@ enum C {
     static let KEY_A = code("KEY_A")
     static let KEY_B = code("KEY_B")
     static let BTN_LEFT = code("BTN_LEFT")
+    static let KEY_LEFTSHIFT = code("KEY_LEFTSHIFT")
     static let BTN_RIGHT = code("BTN_RIGHT")
     static let BTN_TOUCH = code("BTN_TOUCH")
     static let BTN_TOOL_FINGER = code("BTN_TOOL_FINGER")
