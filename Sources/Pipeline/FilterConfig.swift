@@ -233,7 +233,7 @@ public struct FilterConfig: Hashable, Sendable {
         }
 
         var s = DeviceFilterSettings()
-        if LiveAccessibility.hasKeyboardKeys(device) {
+        if device.capabilities[EventType.key]?.contains(where: { !CodeRange.isButton($0) }) ?? false {
             s.accessibility = access   // keyboards' keys only: buttons never (AccessKeys)
         }
         for code in device.capabilities[EventType.key] ?? [] {

@@ -137,7 +137,11 @@ import Testing
         #expect(c.framesIn == processedOut + c.framesDropped)
         #expect(c.synDropped > 0)
         // The random input really exercised every filter.
-        for k in FilterKind.allCases { #expect(c[k] != FilterCounts(), "\(k) never acted") }
+        // (BounceKeys and SlowKeys count presses, not events, so this event balance holds only
+        // with them off — docs/configuration.md; their counts are pinned in AccessKeysTests.)
+        for k in FilterKind.allCases where k != .bounceKeys && k != .slowKeys {
+            #expect(c[k] != FilterCounts(), "\(k) never acted")
+        }
     }
 
     /// Every event read, accounted for once nothing is held: delivered at once, or counted by
