@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FileReading", targets: ["FileReading"]),
         .library(name: "Recording", targets: ["Recording"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "NoiseAnalysis", targets: ["NoiseAnalysis"]),
         .library(name: "EvflowProtocol", targets: ["EvflowProtocol"]),
         .library(name: "StateServer", targets: ["StateServer"]),
         .executable(name: "evflowd", targets: ["evflowd"]),
@@ -76,6 +77,9 @@ let package = Package(
         .target(name: "Pipeline", dependencies: ["Reactive", "InputModel", "DeviceStreams", "YAML", "FileReading",
                                                  .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // The socket protocol's messages as types, shared by the server and evflowctl (no NIO).
+        // The offline analyses of recordings (chatter, axis, wheel and sensor noise) behind
+        // `evflowctl analyze` and its reports: evflowctl links them, evflowd does not.
+        .target(name: "NoiseAnalysis", dependencies: ["InputModel", "Reactive", "Pipeline"]),
         .target(name: "EvflowProtocol", dependencies: ["InputModel"]),
         .target(name: "StateServer", dependencies: [
             "Reactive", "InputModel", "DeviceStreams", "Pipeline", "EvflowProtocol",
@@ -109,7 +113,7 @@ let package = Package(
                          .when(platforms: [.linux], configuration: .release)),
         ]),
         .executableTarget(name: "evflowctl", dependencies: [
-            "InputModel", "Recording", "Pipeline", "EvflowProtocol", "OptionValues",
+            "InputModel", "Recording", "Pipeline", "NoiseAnalysis", "EvflowProtocol", "OptionValues",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The MQTT bridge: a client of evflowd's socket (EvflowProtocol) and of a broker
@@ -130,7 +134,7 @@ let package = Package(
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
         // (built with -sanitize=fuzzer,address by scripts/fuzz) and the regression-corpus test.
-        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "EvflowProtocol", "InputModel", "DeviceStreams", "OptionValues", "Reactive"],
+        .target(name: "FuzzTargets", dependencies: ["Recording", "Pipeline", "NoiseAnalysis", "EvflowProtocol", "InputModel", "DeviceStreams", "OptionValues", "Reactive"],
                 path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "evflow-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/evflow-fuzz"),
 
@@ -145,12 +149,12 @@ let package = Package(
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
         .testTarget(name: "SensorProxyTests", dependencies: ["SensorProxy", "InputModel"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Recording", "DeviceStreams", "ReactiveTesting"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "NoiseAnalysis", "Recording", "DeviceStreams", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
-        .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "InputModel", "EvflowProtocol"]),
-        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting",
+        .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "NoiseAnalysis", "InputModel", "EvflowProtocol"]),
+        .testTarget(name: "StateServerTests", dependencies: ["StateServer", "NoiseAnalysis", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting",
                                                        .product(name: "NIOCore", package: "swift-nio")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import InputModel
+import NoiseAnalysis
 import Pipeline
 import Recording
 

@@ -33,8 +33,8 @@ extension NoiseFilter {
     /// (a `REL_WHEEL` rate limit is a slot of its own, run after the wheel filter).
     static let wheelSlotType: UInt16 = 0xFFFF
 
-    /// The high-resolution code of a scroll axis.
-    static func hiResCode(_ lo: UInt16) -> UInt16 { lo == 8 ? 11 : 12 }
+    /// The high-resolution code of a scroll axis (REL_WHEEL → REL_WHEEL_HI_RES, REL_HWHEEL → REL_HWHEEL_HI_RES).
+    public static func hiResCode(_ lo: UInt16) -> UInt16 { lo == 8 ? 11 : 12 }
 
     /// Runs the wheel filters over `frame` (`process`, before the per-code filters): the frame
     /// as it goes on (the same frame when no axis changed it), or nil when nothing is left

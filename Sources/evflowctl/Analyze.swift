@@ -2,6 +2,7 @@ import ArgumentParser
 import EvflowProtocol
 import Foundation
 import InputModel
+import NoiseAnalysis
 import Pipeline
 import OptionValues
 import Recording

@@ -1,6 +1,7 @@
 import EvflowProtocol
 import Foundation
 import InputModel
+import NoiseAnalysis
 import Pipeline
 import Recording
 

@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+import NoiseAnalysis
 import Pipeline
 
 /// One millisecond in nanoseconds.

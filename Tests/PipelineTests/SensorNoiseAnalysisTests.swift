@@ -1,5 +1,6 @@
 import Foundation
 import InputModel
+@testable import NoiseAnalysis
 @testable import Pipeline
 import Recording
 import Testing

@@ -1,5 +1,6 @@
 import DeviceStreams
 import InputModel
+@testable import NoiseAnalysis
 @testable import Pipeline
 import Reactive
 import Recording

@@ -1,4 +1,5 @@
 import EvflowProtocol
+import NoiseAnalysis
 import Pipeline
 
 extension ChatterReport {

@@ -1,3 +1,4 @@
+import NoiseAnalysis
 import Pipeline
 
 // `evflowctl analyze` as text: the analysis (Pipeline) computes, this file only words it, as

@@ -1,4 +1,5 @@
 import Foundation
+import NoiseAnalysis
 import Pipeline
 
 extension ChatterReport {

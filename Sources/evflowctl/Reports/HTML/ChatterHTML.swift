@@ -1,6 +1,7 @@
 import EvflowProtocol
 import Foundation
 import InputModel
+import NoiseAnalysis
 import Pipeline
 
 /// What the HTML report is made of: the analysis, the events it was made from (for the

@@ -1,4 +1,5 @@
 import Foundation
+import NoiseAnalysis
 import Pipeline
 
 /// The plots of the HTML report, each a function from numbers to an `SVG`. Sizes are in CSS

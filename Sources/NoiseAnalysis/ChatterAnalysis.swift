@@ -1,4 +1,5 @@
 import InputModel
+import Pipeline
 
 /// The analysis behind `evflowctl analyze RECORDING`: how much each key and button of a
 /// recording chatters, and which debounce settings remove it — proven by running the real

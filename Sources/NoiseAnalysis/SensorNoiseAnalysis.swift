@@ -1,4 +1,5 @@
 import InputModel
+import Pipeline
 
 /// Noise per sensor channel in a recording, and a filter suggestion checked by running the
 /// real filter (`SensorFilter`) over the samples — the sensors' counterpart of

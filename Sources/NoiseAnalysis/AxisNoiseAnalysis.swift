@@ -1,4 +1,5 @@
 import InputModel
+import Pipeline
 import Reactive
 
 /// `evflowctl analyze --axes`: how much each absolute axis moves while it rests, and the

@@ -1,4 +1,5 @@
 import InputModel
+import Pipeline
 
 /// The wheel part of `evflowctl analyze RECORDING`: the scroll reversals of each wheel axis of
 /// a recording, its stray ticks, and the wheel filter window that removes them — proven by
