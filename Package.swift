@@ -153,6 +153,7 @@ let package = Package(
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
+        .testTarget(name: "EvflowdTests", dependencies: ["evflowd", "Recording", "InputModel"]),
         .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "NoiseAnalysis", "InputModel", "EvflowProtocol"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "NoiseAnalysis", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting",
                                                        .product(name: "NIOCore", package: "swift-nio")]),

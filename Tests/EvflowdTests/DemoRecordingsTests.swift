@@ -2,9 +2,14 @@ import Foundation
 import Testing
 import InputModel
 import Recording
+@testable import evflowd
 
 /// `evflowd --demo`'s recordings are data files found from the executable's path (issue #23:
 /// they were 100 KB of string literals compiled into every evflowd, without their licence).
+/// `Tests/Fixtures`, found from this file's place.
+private let fixturesRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
 @Suite("Demo recordings")
 struct DemoRecordingsTests {
     /// A fresh directory, removed by `body`'s end.
@@ -21,7 +26,7 @@ struct DemoRecordingsTests {
             let target = directory + "/" + file
             try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent,
                                                     withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: Fixtures.evemu(file).path, toPath: target)
+            try FileManager.default.copyItem(atPath: fixturesRoot.appendingPathComponent("recordings/evemu-devices/" + file).path, toPath: target)
         }
     }
 
@@ -70,7 +75,7 @@ struct DemoRecordingsTests {
 
     @Test("the recordings read: the Surface Type Cover keyboard and the Ultrathin Touch Mouse, with events")
     func read() throws {
-        let repo = Fixtures.root.deletingLastPathComponent().deletingLastPathComponent().path
+        let repo = fixturesRoot.deletingLastPathComponent().deletingLastPathComponent().path
         let directory = try DemoRecordings.locate(executablePath: repo + "/.build/some-triple/debug/evflowd")
         let recordings = try DemoRecordings.read(from: directory)
         #expect(recordings.flatMap { $0.devices.map(\.info.name) } == ["Microsoft Surface Type Cover", "Ultrathin Touch Mouse"])

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Recording
 
 /// The recordings `evflowd --demo` replays: real devices recorded by other people (the
 /// evemu-devices collection, MIT; its licence travels with them). They are data files, not
@@ -15,21 +16,21 @@ import Foundation
 ///    a source checkout (`swift build` leaves the executable in `.build/<triple>/<configuration>`).
 ///
 /// A place counts only when it holds every file of `files`.
-public enum DemoRecordings {
+enum DemoRecordings {
     /// The recordings, relative to the demo directory (the evemu-devices collection's layout,
     /// which `scripts/install` keeps).
-    public static let files = [
+    static let files = [
         "misc/Microsoft Surface Type Cover.events",
         "mice/Ultrathin Touch Mouse.events",
     ]
 
     /// The installed demo directory, relative to the prefix.
-    public static let installedDirectory = "share/evflow/demo"
+    static let installedDirectory = "share/evflow/demo"
     /// The demo directory in a source checkout, relative to the checkout.
-    public static let checkoutDirectory = "Tests/Fixtures/recordings/evemu-devices"
+    static let checkoutDirectory = "Tests/Fixtures/recordings/evemu-devices"
 
     /// No place holds the demo recordings.
-    public struct NotFound: Error, CustomStringConvertible {
+    struct NotFound: Error, CustomStringConvertible {
         /// Every place looked in, in search order.
         public let searched: [String]
 
@@ -40,7 +41,7 @@ public enum DemoRecordings {
     }
 
     /// The places searched for an executable at `executablePath` (absolute), in order.
-    public static func searchPlaces(executablePath: String) -> [String] {
+    static func searchPlaces(executablePath: String) -> [String] {
         let directory = parent(of: executablePath)
         var places = [join(parent(of: directory), installedDirectory)]
         var ancestor = directory
@@ -53,7 +54,7 @@ public enum DemoRecordings {
     }
 
     /// The first place that holds every recording.
-    public static func locate(executablePath: String) throws(NotFound) -> String {
+    static func locate(executablePath: String) throws(NotFound) -> String {
         let places = searchPlaces(executablePath: executablePath)
         let files = FileManager.default
         for place in places where Self.files.allSatisfy({ files.fileExists(atPath: join(place, $0)) }) {
@@ -63,7 +64,7 @@ public enum DemoRecordings {
     }
 
     /// Reads the recordings in `directory` (a place `locate` returned).
-    public static func read(from directory: String) throws(RecordingError) -> [Recording] {
+    static func read(from directory: String) throws(RecordingError) -> [Recording] {
         var recordings: [Recording] = []
         for file in files {
             recordings.append(try Recording.read(contentsOf: URL(fileURLWithPath: join(directory, file))))
