@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ReactiveTesting", targets: ["ReactiveTesting"]),
         .library(name: "InputModel", targets: ["InputModel"]),
         .library(name: "DeviceStreams", targets: ["DeviceStreams"]),
+        .library(name: "DeviceIO", targets: ["DeviceIO"]),
         .library(name: "InputDevices", targets: ["InputDevices"]),
         .library(name: "Sensors", targets: ["Sensors"]),
         .library(name: "YAML", targets: ["YAML"]),
@@ -57,11 +58,15 @@ let package = Package(
         // `DeviceStream` and `SensorStream`, a device's and a sensor's lifetime as observables:
         // where the streams are.
         .target(name: "DeviceStreams", dependencies: ["InputModel", "Reactive"]),
-        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "DeviceStreams", "CEvdev", "CUdev", "CLinux"]),
+        // The plumbing both kinds of device use: the input thread (`InputLoop`, its timers and
+        // loop-confined runs), libudev's wrappers, file descriptors and system calls. libudev
+        // is imported here only.
+        .target(name: "DeviceIO", dependencies: ["Reactive", "CUdev", "CLinux"]),
+        // evdev devices: reading, the uinput twin, force feedback, their udev monitor.
+        .target(name: "InputDevices", dependencies: ["Reactive", "InputModel", "DeviceStreams", "DeviceIO", "CEvdev", "CLinux"]),
         // IIO sensors: sysfs and scan-element parsing, polled and buffered reading, udev
-        // discovery (through InputDevices' udev wrappers and its InputLoop: libudev stays
-        // imported by one module).
-        .target(name: "Sensors", dependencies: ["Reactive", "InputModel", "DeviceStreams", "InputDevices"]),
+        // discovery (on DeviceIO's loop and udev wrappers; no evdev).
+        .target(name: "Sensors", dependencies: ["Reactive", "InputModel", "DeviceStreams", "DeviceIO"]),
         // YAML documents as nodes: libyaml parses, YAML composes its events (no Foundation).
         .target(name: "YAML", dependencies: ["CYAML"]),
         // Bounded reading of the files evflow is told to read (configurations, recordings):
@@ -90,7 +95,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "DeviceStreams", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "SensorProxy", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "DeviceStreams", "DeviceIO", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "SensorProxy", "CSystemd", "CSwiftRuntime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,10 +131,10 @@ let package = Package(
 
         // A test tool (not installed): SensorMonitor's streams and samples as lines on stdout,
         // for scripts/check-sensors under umockdev.
-        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "InputDevices", "InputModel", "Reactive"]),
+        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "DeviceIO", "InputModel", "Reactive"]),
 
         // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
-        .executableTarget(name: "evflow-e2e", dependencies: ["InputDevices", "InputModel", "Reactive"],
+        .executableTarget(name: "evflow-e2e", dependencies: ["DeviceIO", "InputDevices", "InputModel", "Reactive"],
                           path: "Tests/E2E"),
 
         // Fuzz targets (docs/reliability.md): the invariant checks, shared by the libFuzzer driver
@@ -142,8 +147,8 @@ let package = Package(
         // CEvdev: the name tables are compared with libevdev's, name by name.
         .testTarget(name: "InputModelTests", dependencies: ["InputModel", "CEvdev"]),
         // CEvdev: the twin's frame encoding is checked as the kernel's `input_event`s.
-        .testTarget(name: "InputDevicesTests", dependencies: ["InputDevices", "ReactiveTesting", "CEvdev"]),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "DeviceStreams", "InputDevices", "ReactiveTesting"]),
+        .testTarget(name: "InputDevicesTests", dependencies: ["DeviceIO", "InputDevices", "ReactiveTesting", "CEvdev"]),
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "DeviceStreams", "DeviceIO", "ReactiveTesting"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "FileReadingTests", dependencies: ["FileReading"]),
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),

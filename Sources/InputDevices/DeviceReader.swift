@@ -1,3 +1,4 @@
+import DeviceIO
 import InputModel
 import Reactive
 

@@ -1,3 +1,4 @@
+import DeviceIO
 import DeviceStreams
 import InputModel
 import Reactive

@@ -1,3 +1,4 @@
+import DeviceIO
 import Reactive
 
 /// How long to keep trying to open a node that udev has announced but whose permissions are

@@ -1,3 +1,4 @@
+import DeviceIO
 import CEvdev
 import InputModel
 import Synchronization

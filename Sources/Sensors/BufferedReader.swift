@@ -1,5 +1,5 @@
 import DeviceStreams
-import InputDevices
+import DeviceIO
 import InputModel
 import Reactive
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import InputDevices
+import DeviceIO
 #if canImport(Glibc)
 import Glibc
 #endif

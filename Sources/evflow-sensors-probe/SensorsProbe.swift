@@ -11,7 +11,7 @@
 //   stopped                     (after SIGTERM or SIGINT, every reading stopped)
 //
 // Usage: evflow-sensors-probe [--poll-ms N] [--no-buffer]
-import InputDevices
+import DeviceIO
 import InputModel
 import Reactive
 import Sensors

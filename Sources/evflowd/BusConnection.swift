@@ -1,4 +1,5 @@
 import CSystemd
+import DeviceIO
 import InputDevices
 import Reactive
 import SensorProxy

@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import DeviceStreams
+import DeviceIO
 import InputDevices
 import InputModel
 import Logging

@@ -1,4 +1,5 @@
 import Dispatch
+import DeviceIO
 import InputDevices
 import InputModel
 import Reactive

@@ -1,3 +1,4 @@
+import DeviceIO
 import InputDevices
 import InputModel
 import Reactive

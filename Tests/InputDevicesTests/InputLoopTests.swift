@@ -2,6 +2,7 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import DeviceIO
 @testable import InputDevices
 import Reactive
 import Synchronization

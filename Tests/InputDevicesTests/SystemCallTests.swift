@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import DeviceIO
 @testable import InputDevices
 import ReactiveTesting
 import Testing

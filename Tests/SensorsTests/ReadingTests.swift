@@ -1,6 +1,6 @@
 import DeviceStreams
 import Foundation
-import InputDevices
+import DeviceIO
 import InputModel
 import Reactive
 import ReactiveTesting

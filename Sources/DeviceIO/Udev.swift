@@ -18,7 +18,7 @@ package final class UdevContext {
     deinit { udev_unref(handle) }
 
     /// The `input` devices with an `event*` node, in sysfs order.
-    func enumerateEventDevices() throws(SystemError) -> [UdevDevice] {
+    package func enumerateEventDevices() throws(SystemError) -> [UdevDevice] {
         try enumerate(subsystem: "input", sysname: "event*")
     }
 
@@ -141,7 +141,7 @@ package final class UdevDevice {
 
     /// The sysfs attributes of the parent `inputN` device that describe it (name, phys, uniq,
     /// id/*), read without opening the node: what `.inaccessible` can still report.
-    var inputParentAttributes: [String: String] {
+    package var inputParentAttributes: [String: String] {
         // Borrowed: the parent belongs to `handle` and must not be unreferenced.
         guard let parent = udev_device_get_parent_with_subsystem_devtype(handle, "input", nil) else { return [:] }
         var result: [String: String] = [:]
