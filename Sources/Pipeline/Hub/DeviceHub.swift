@@ -160,7 +160,7 @@ public final class DeviceHub: @unchecked Sendable {
                     gone.onCompleted()
                 }
             }
-            let session = open(info, port: stream.output, end: { observer.onCompleted() })
+            let session = open(info, port: stream.output, clock: stream.clock, end: { observer.onCompleted() })
             let output = session.output
             // Only a device with an output port (live) can ever be grabbed: a replay's frames
             // skip the output's hooks with one test of a captured flag.
@@ -170,12 +170,6 @@ public final class DeviceHub: @unchecked Sendable {
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
             let latency = session.latency
             let clock = scheduler
-            // Gestures from the filtered frames, subscribed before them; a reload's settings
-            // reach them through the session's settings.
-            session.gestureRun.setDisposable(filtered.asObservable()
-                .gestures(session.initialSettings.gestures, scheduler: scheduler, clock: stream.clock,
-                          settingsUpdates: session.settings.asObservable().map(\.gestures))
-                .subscribe(AnyObserver { [gestures = session.gestures] in gestures.on($0) }))
             // The device's frames go straight into the filter stage: their age at `read` and the
             // raw watchers first, then the filter, whose update writes the slot, then the
             // filtered watchers. The stage's end (the device's frames ending) ends the session.
@@ -230,12 +224,14 @@ public final class DeviceHub: @unchecked Sendable {
 
     /// Starts a session: the store's slot, the watchers' streams. `end` completes the device's
     /// inner sequence (`SessionRegistry.register`).
-    private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?, end: @escaping () -> Void) -> DeviceSession {
+    private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?, clock: SampleClock,
+                      end: @escaping () -> Void) -> DeviceSession {
         let slot = store.add(info)
         let output = SessionOutput(info: info, port: port, chord: config.panicChord) { [weak self] notice in
             self?.outputSubject.onNext(notice)
         }
-        let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), output: output)
+        let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), output: output,
+                                    scheduler: scheduler, clock: clock)
         registry.register(session, as: info.id, end: end)
         deviceCountSubject.onNext(store.count)
         return session
@@ -250,7 +246,6 @@ public final class DeviceHub: @unchecked Sendable {
         // Twin released and destroyed, device ungrabbed, while its fd is still open.
         session.output.close()
         session.frames.dispose()
-        session.gestureRun.dispose()   // a sequence in progress is dropped: no gesture after removal
         registry.remove(session, as: session.info.id)
         store.remove(session.slot)
         let ages = session.latency.snapshot
@@ -258,7 +253,6 @@ public final class DeviceHub: @unchecked Sendable {
         goneLatency[.filtered, default: LatencyHistogram()].add(ages.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
-        session.gestures.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
     }

@@ -11,9 +11,13 @@ extension DeviceHub {
         let slot: StateStore.Slot
         let raw = PublishSubject<InputFrame>()
         let filtered = PublishSubject<InputFrame>()
-        /// The gestures of its keys, from the filtered frames (docs/gestures.md).
-        let gestures = PublishSubject<GestureEvent>()
-        let gestureRun = SingleAssignmentDisposable()
+        /// The gestures of its keys, from the filtered frames (docs/gestures.md): recognised
+        /// only while somebody watches them, by one recogniser that every gesture watcher of the
+        /// device shares (a device nobody watches for gestures pays nothing for them). It
+        /// starts from the settings current when the first watcher comes, and follows reloads.
+        /// It completes with `filtered`, dropping a sequence in progress: no gesture after
+        /// removal.
+        let gestures: Observable<GestureEvent>
         let initialSettings: DeviceFilterSettings
         let settings: BehaviorSubject<DeviceFilterSettings>
         let frames = SingleAssignmentDisposable()
@@ -26,18 +30,25 @@ extension DeviceHub {
         let output: SessionOutput
         var closed = false
 
-        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, output: SessionOutput) {
+        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, output: SessionOutput,
+             scheduler: SchedulerType, clock: SampleClock) {
             self.info = info
             self.slot = slot
             initialSettings = settings
-            self.settings = BehaviorSubject(value: settings)
+            let current = BehaviorSubject(value: settings)
+            self.settings = current
             self.output = output
+            let filtered = self.filtered
+            gestures = Observable.deferred {
+                filtered.gestures((try? current.value())?.gestures ?? settings.gestures, scheduler: scheduler,
+                                  clock: clock, settingsUpdates: current.asObservable().map(\.gestures))
+            }.share()
         }
 
         /// The device's frames for a watcher: filtered, or `raw` as read.
         func stream(raw: Bool) -> DeviceStream {
             DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable(),
-                         gestures: gestures.asObservable())
+                         gestures: gestures)
         }
     }
 }
