@@ -104,7 +104,8 @@ public final class SensorMonitor: Sendable {
         let info = SensorInfo(id: sensorID(name: device.name, properties: properties, syspath: device.path),
                               name: device.name, sysname: sysname, devnode: devnode, properties: properties,
                               channels: channels, buffered: plan != .polled,
-                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source)
+                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source,
+                              proximityNearLevel: channels.contains { $0.quantity == .proximity } ? device.proximityNearLevel : nil)
         return (info, plan)
     }
 
