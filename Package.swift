@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(name: "OptionValuesTests", dependencies: ["OptionValues"]),
         .testTarget(name: "SensorProxyTests", dependencies: ["SensorProxy", "InputModel"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "ReactiveTesting"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "NoiseAnalysis", "Recording", "DeviceStreams", "ReactiveTesting"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "NoiseAnalysis", "Recording", "DeviceStreams", "DeviceIO", "Sensors", "ReactiveTesting"]),
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.

@@ -76,11 +76,16 @@ public struct SensorInfo: Hashable, Sendable, Codable {
     public var mountMatrix: MountMatrix?
     /// Where `mountMatrix` came from (nil without one).
     public var mountMatrixSource: MountMatrix.Source?
+    /// A proximity sensor's near level as its driver gives it, in raw proximity units: sysfs'
+    /// `in_proximity_nearlevel` (the device tree's `proximity-near-level`); nil without one.
+    /// udev's `PROXIMITY_NEAR_LEVEL` (in `properties`) takes precedence, as in iio-sensor-proxy.
+    public var proximityNearLevel: Double?
 
     /// A sensor description.
     public init(id: DeviceID, name: String, sysname: String, devnode: String? = nil,
                 properties: [String: String] = [:], channels: [SensorChannel], buffered: Bool,
-                mountMatrix: MountMatrix? = nil, mountMatrixSource: MountMatrix.Source? = nil) {
+                mountMatrix: MountMatrix? = nil, mountMatrixSource: MountMatrix.Source? = nil,
+                proximityNearLevel: Double? = nil) {
         self.id = id
         self.name = name
         self.sysname = sysname
@@ -90,6 +95,7 @@ public struct SensorInfo: Hashable, Sendable, Codable {
         self.buffered = buffered
         self.mountMatrix = mountMatrix
         self.mountMatrixSource = mountMatrix == nil ? nil : mountMatrixSource
+        self.proximityNearLevel = proximityNearLevel
     }
 }
 

@@ -24,9 +24,10 @@ public struct ProxySensor: Hashable, Sendable {
 ///   the screen's orientation.
 /// - Light: a sensor with an `illuminance` channel (lux), else one with an `intensity`
 ///   channel ("vendor" units).
-/// - Proximity: a sensor with a `proximity` channel and a near level in its udev property
-///   `PROXIMITY_NEAR_LEVEL` (from the hwdb). iio-sensor-proxy ignores a proximity sensor without
-///   one, and so does this: "near" means nothing without it.
+/// - Proximity: a sensor with a `proximity` channel and a near level: its udev property
+///   `PROXIMITY_NEAR_LEVEL` (from the hwdb), else its driver's sysfs `in_proximity_nearlevel`
+///   (`SensorInfo.proximityNearLevel`), iio-sensor-proxy's order. iio-sensor-proxy ignores a
+///   proximity sensor with neither, and so does this: "near" means nothing without one.
 public enum ProxySensors {
     /// The udev property giving a proximity sensor's near level.
     public static let nearLevelProperty = "PROXIMITY_NEAR_LEVEL"
@@ -48,12 +49,21 @@ public enum ProxySensors {
         }
         for sensor in sensors {
             guard let i = sensor.channels.firstIndex(where: { $0.quantity == .proximity }),
-                  let text = sensor.properties[nearLevelProperty],
-                  let level = Double(text.trimmingCharacters(in: " \t")), level > 0, level.isFinite else { continue }
+                  let level = nearLevel(of: sensor) else { continue }
             chosen[.proximity] = ProxySensor(info: sensor, channel: i, nearLevel: level)
             break
         }
         return chosen
+    }
+
+    /// A proximity sensor's near level: udev's `PROXIMITY_NEAR_LEVEL` when it is a level above
+    /// 0, else the driver's `in_proximity_nearlevel`; nil when neither gives one.
+    public static func nearLevel(of sensor: SensorInfo) -> Double? {
+        if let text = sensor.properties[nearLevelProperty],
+           let level = Double(text.trimmingCharacters(in: " \t")), level > 0, level.isFinite {
+            return level
+        }
+        return sensor.proximityNearLevel.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
     }
 }
 

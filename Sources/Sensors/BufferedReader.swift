@@ -12,7 +12,7 @@ import Glibc
 /// buffer's length, enables the buffer, and reads scans when the input loop's epoll says the
 /// node is readable. A set-up that fails, and `stop()`, undo all of it: buffer off, then the
 /// scan elements, trigger, length and timestamp clock as they were. Confined to the loop thread.
-final class BufferedReader {
+package final class BufferedReader {
     /// How the buffer is set up.
     struct Setup {
         /// The trigger to set (nil: the current one, or none needed).

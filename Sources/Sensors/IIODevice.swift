@@ -45,6 +45,9 @@ public struct IIODevice: Hashable, Sendable {
     public var currentTrigger: String?
     /// `current_timestamp_clock` (`realtime`, `monotonic`, …), nil when absent.
     public var timestampClock: String?
+    /// `in_proximity_nearlevel`: the raw proximity level from which something is near, as the
+    /// driver has it from the device tree (vcnl4000 and others); nil when absent or not above 0.
+    public var proximityNearLevel: Double?
 
     /// Reads the device at `path`.
     public init(path: String) {
@@ -60,6 +63,7 @@ public struct IIODevice: Hashable, Sendable {
         mountMatrixTexts = texts
         currentTrigger = Sysfs.exists(path + "/trigger") ? (Sysfs.read(path + "/trigger/current_trigger") ?? "") : nil
         timestampClock = Sysfs.read(path + "/current_timestamp_clock")
+        proximityNearLevel = Sysfs.number(path + "/in_proximity_nearlevel").flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
     }
 
     /// The mount matrix with iio-sensor-proxy's precedence (`MountMatrix.resolve`): udev's

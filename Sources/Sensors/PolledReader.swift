@@ -6,9 +6,10 @@ import Reactive
 import Glibc
 #endif
 
-/// Polls sysfs for every polled sensor being read, on ONE timer of the input loop.
+/// Polls sysfs for every polled sensor being read, on ONE timer of the sensor thread.
 ///
-/// One timer per `SensorMonitor` (evflowd has one monitor, so one per process): each tick
+/// One timer per `SensorThread` and poll period (evflowd has one of each, so one per
+/// process): each tick
 /// reads every registered sensor's channels and delivers their samples, so n polled sensors
 /// cost one wake-up per period, not n. The timer is armed only while a sensor is registered,
 /// so a polled sensor nobody reads costs nothing. Ticks keep to a grid (`previous +
@@ -18,7 +19,7 @@ final class SensorPoller {
     private let loop: SchedulerType
     private let interval: Int64
     private var timer: SchedulerTimer?
-    private var members: [(key: UInt64, reader: PolledReader)] = []
+    private var members: [(key: UInt64, reader: any PolledSensorReader)] = []
     private var nextKey: UInt64 = 0
     private var deadline: Int64 = 0
 
@@ -32,7 +33,7 @@ final class SensorPoller {
     /// Sensors being polled.
     var memberCount: Int { members.count }
 
-    func add(_ reader: PolledReader) -> UInt64 {
+    func add(_ reader: any PolledSensorReader) -> UInt64 {
         nextKey += 1
         members.append((nextKey, reader))
         if members.count == 1 {
@@ -73,8 +74,8 @@ final class SensorPoller {
 
 /// Reads one polled sensor: one fd per channel attribute, kept open and read with `pread`
 /// at offset 0 (sysfs regenerates the value on each read from the start), so a tick costs one
-/// system call per channel. Confined to the loop thread.
-final class PolledReader {
+/// system call per channel. Confined to the sensor thread (`SensorThread`).
+final class PolledReader: PolledSensorReader {
     private let live = LiveResources.Token()
     private let path: String
     private var channels: [IIODevice.PolledChannel]

@@ -12,9 +12,11 @@ import Glibc
 ///
 /// `sensors` is the whole interface: an `Observable<SensorStream>`, one stream per sensor,
 /// whose samples complete when the sensor goes away — the shape of
-/// `InputDeviceMonitor.devices`. Each subscription runs its own udev monitor, and all of its
-/// state lives on the `InputLoop` thread (udev messages, the buffers' fds, the poll timer and
-/// every delivery), so nothing here takes a lock.
+/// `InputDeviceMonitor.devices`. Each subscription runs its own udev monitor on the
+/// `InputLoop` thread (udev messages, the sensors' streams), and the reads run on the
+/// `SensorThread` (the poll timer, the buffers' fds), whose samples come back to the input
+/// loop: a read that blocks in the driver never holds the input thread. Each side's state is
+/// confined to its thread, so nothing here takes a lock.
 ///
 /// A sensor costs nothing until its samples are subscribed: no fd is open, its buffer stays
 /// off and nothing polls it. Subscribing starts reading; disposing stops it (buffer off and
@@ -51,18 +53,22 @@ public final class SensorMonitor: Sendable {
     }
 
     let loop: InputLoop
+    let thread: SensorThread
     let options: Options
     let scopes = Atomic<Int>(0)
 
-    /// Creates a monitor that works and delivers on `loop`'s thread. Nothing happens until
-    /// `sensors` is subscribed.
-    public init(loop: InputLoop, options: Options = .init()) {
+    /// Creates a monitor that follows udev and delivers on `loop`'s thread, and reads the
+    /// sensors on `thread` (whose `delivery` is `loop`). Nothing happens until `sensors` is
+    /// subscribed.
+    public init(loop: InputLoop, thread: SensorThread, options: Options = .init()) {
         self.loop = loop
+        self.thread = thread
         self.options = options
     }
 
     /// One `SensorStream` per IIO sensor with channels evflow reads: subscribing enumerates
-    /// the present sensors, then follows udev. Delivered on the loop thread.
+    /// the present sensors, then follows udev. Delivered on the loop thread, and so are the
+    /// streams' samples and removals (read on the sensor thread).
     ///
     /// - `samples` may be subscribed any number of times, one subscription at a time (a
     ///   second one while the first lives fails with
@@ -104,7 +110,8 @@ public final class SensorMonitor: Sendable {
         let info = SensorInfo(id: sensorID(name: device.name, properties: properties, syspath: device.path),
                               name: device.name, sysname: sysname, devnode: devnode, properties: properties,
                               channels: channels, buffered: plan != .polled,
-                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source)
+                              mountMatrix: mount?.matrix, mountMatrixSource: mount?.source,
+                              proximityNearLevel: channels.contains { $0.quantity == .proximity } ? device.proximityNearLevel : nil)
         return (info, plan)
     }
 
@@ -138,7 +145,7 @@ public enum SensorStreamError: Error, Hashable, Sendable {
 }
 
 /// One sensor's reading: idle until its samples are subscribed, reading while they are,
-/// finished when the sensor goes away. Confined to the loop thread.
+/// finished when the sensor goes away. Confined to the sensor thread.
 final class SensorReading {
     private enum State {
         case idle
@@ -212,27 +219,23 @@ final class SensorReading {
 }
 
 /// How to read a sensor's scale and offset again while it is read (set by its reader).
-/// Confined to the loop thread.
+/// Confined to the sensor thread.
 final class Recalibration {
     var reread: (() -> Void)?
 }
 
-/// One subscription of `sensors`: its udev monitor, poll timer and sensors. Confined to the
-/// loop thread.
+/// One subscription of `sensors`: its udev monitor and sensors. Confined to the loop thread;
+/// the sensors' readings live on the sensor thread (`ThreadedSensor`).
 private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
     private let monitor: SensorMonitor
     private var observer: AnyObserver<SensorStream>?
     private var udev: (context: UdevContext, monitor: UdevMonitor, token: InputLoop.Token)?
-    private var entries: [String: SensorReading] = [:]
-    /// Per sensor, how to read its scale and offset again while it is read (udev `change`).
-    private var recalibrations: [String: Recalibration] = [:]
+    private var entries: [String: ThreadedSensor] = [:]
     private var order: [String] = []
-    private let poller: SensorPoller
 
     init(monitor: SensorMonitor, observer: AnyObserver<SensorStream>) {
         self.monitor = monitor
         self.observer = observer
-        poller = SensorPoller(loop: monitor.loop, interval: max(monitor.options.pollInterval.nanoseconds, 1_000_000))
     }
 
     func start() {
@@ -270,7 +273,6 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
         entries = [:]
         order = []
         for reading in all { remove(reading) }
-        poller.stop()
     }
 
     private func handle(_ device: UdevDevice, action: String) {
@@ -281,9 +283,8 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
         case "change":
             // A driver announcing new attributes (a range or gain switched): scale and offset
             // are read again; what the sensor is and how it is read stay.
-            recalibrations[device.syspath]?.reread?()
+            entries[device.syspath]?.rereadConversions()
         case "remove":
-            recalibrations[device.syspath] = nil
             if let reading = entries.removeValue(forKey: device.syspath) {
                 order.removeAll { $0 == device.syspath }
                 remove(reading)
@@ -307,7 +308,7 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
         }
     }
 
-    private func remove(_ reading: SensorReading) {
+    private func remove(_ reading: ThreadedSensor) {
         reading.finish()
         monitor.scopes.wrappingSubtract(1, ordering: .relaxed)
     }
@@ -318,49 +319,21 @@ private final class SensorMonitorRun: LoopConfinedRun, @unchecked Sendable {
         guard let (info, plan) = SensorMonitor.describe(iio, sysname: device.sysname, devnode: device.devnode,
                                                          properties: device.properties, options: options),
               options.include(info) else { return }
-        let loop = monitor.loop
-        let poller = self.poller
         let health = SensorHealth()
-        let calibration = Recalibration()
-        let reading = SensorReading { deliver, gone throws(SystemError) in
+        let reading = monitor.thread.sensor(pollInterval: options.pollInterval) { deliver, gone throws(SystemError) in
             switch plan {
             case .polled:
-                let reader = try PolledReader(device: iio, health: health, deliver: deliver, gone: gone)
-                let key = poller.add(reader)
-                calibration.reread = { reader.rereadConversions() }
-                return {
-                    calibration.reread = nil
-                    poller.remove(key)
-                    reader.close()
-                }
+                return .polled(try PolledReader(device: iio, health: health, deliver: deliver, gone: gone))
             case .buffered(let trigger):
-                let reader = try BufferedReader(
+                return .buffered(try BufferedReader(
                     device: iio, devnode: info.devnode ?? "",
-                    setup: .init(trigger: trigger, bufferLength: options.bufferLength,
-                                 useTimestamp: true),
-                    health: health, deliver: deliver, gone: gone)
-                reader.start(loop: loop)
-                calibration.reread = { reader.rereadConversions() }
-                return {
-                    calibration.reread = nil
-                    reader.stop()
-                }
+                    setup: .init(trigger: trigger, bufferLength: options.bufferLength, useTimestamp: true),
+                    health: health, deliver: deliver, gone: gone))
             }
         }
         entries[device.syspath] = reading
-        recalibrations[device.syspath] = calibration
         order.append(device.syspath)
         monitor.scopes.wrappingAdd(1, ordering: .relaxed)
-        let monitor = self.monitor
-        let samples = Observable<SensorSample>.create { observer in
-            let subscriber = SensorReading.Subscriber(observer)
-            monitor.onLoop { reading.start(subscriber) }
-            return Disposables.create {
-                subscriber.cancelled.dispose()
-                monitor.onLoop { reading.stop(subscriber) }
-            }
-        }
-        observer?.onNext(SensorStream(info: info, samples: samples, removal: reading.removal.asObservable(), health: health,
-                                      readableOnce: true))
+        observer?.onNext(reading.stream(info: info, health: health))
     }
 }

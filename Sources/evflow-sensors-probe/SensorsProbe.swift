@@ -49,13 +49,15 @@ enum SensorsProbe {
         }
 
         let loop: InputLoop
+        let thread: SensorThread
         do {
             loop = try InputLoop(name: "evflow.input")
+            thread = try SensorThread(delivery: loop)
         } catch {
             emit("evflow-sensors-probe: \(error)", to: 2)
             exit(71)
         }
-        let monitor = SensorMonitor(loop: loop, options: options)
+        let monitor = SensorMonitor(loop: loop, thread: thread, options: options)
         let subscription = monitor.sensors.subscribe(onNext: { stream in
             let info = stream.info
             let channels = info.channels.map { "\($0.name)[\($0.unit)]" }.joined(separator: " ")
@@ -81,6 +83,7 @@ enum SensorsProbe {
         sigwait(&mask, &received)
         // Stops monitoring: every reading stops (buffers off, settings restored) before exit.
         loop.sync { subscription.dispose() }
+        thread.shutdown(waitingUpTo: .seconds(1))
         emit("stopped")
         exit(0)
     }

@@ -65,6 +65,8 @@ struct InputSource: Sendable {
     var sensors: Observable<SensorStream> = .empty()
     /// The source object, kept alive while the daemon runs.
     let retain: any Sendable
+    /// The thread the IIO sensors are read on (live input), ended at shutdown.
+    var sensorThread: SensorThread? = nil
     /// Emits once (on the input scheduler) when the source's first devices are announced; nil
     /// when they are by the time the subscription's job on the input scheduler has run (udev
     /// enumerates there).
@@ -216,10 +218,17 @@ struct DaemonBuilder {
                                devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
-        // IIO sensors beside them (docs/sensors.md): read only while something consumes them.
-        let sensorMonitor = SensorMonitor(loop: scheduler)
+        // IIO sensors beside them (docs/sensors.md): read only while something consumes them,
+        // on a thread of their own (a read can block in the driver: docs/architecture.md).
+        let sensorThread: SensorThread
+        do {
+            sensorThread = try SensorThread(delivery: scheduler)
+        } catch {
+            throw StartupError.input("sensor thread: \(error)")
+        }
+        let sensorMonitor = SensorMonitor(loop: scheduler, thread: sensorThread)
         return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
-                           sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor),
+                           sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor), sensorThread: sensorThread,
                            statistics: {
                                let s = monitor.statistics
                                return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,

@@ -12,6 +12,7 @@ import InputModel
 import Logging
 import Pipeline
 import Reactive
+import Sensors
 import ServiceLifecycle
 import StateServer
 import Synchronization
@@ -27,6 +28,9 @@ struct InputService: Service {
     let scheduler: InputLoop
     let ready: Latch
     let logger: Logger
+
+    /// How long shutdown waits for the sensor thread to stop its readings.
+    static let sensorStopWait = RxTimeInterval.seconds(1)
 
     func run() async throws {
         let baseline = LiveResources.count
@@ -74,6 +78,7 @@ struct InputService: Service {
         if let error = failure.withLock({ $0 }) {
             notices.dispose()
             outputNotices.dispose()
+            await endSensorThread()
             throw StartupError.input("input source failed: \(error)")
         }
         if enumeratedInTime {
@@ -96,11 +101,35 @@ struct InputService: Service {
             finished.open()
         }
         await finished.opened()
+        await endSensorThread()
         if let error = failure.withLock({ $0 }) {
             throw StartupError.input("input source failed: \(error)")
         }
         logger.info("input stopped: all device sessions disposed",
                     metadata: ["live_resources": "\(LiveResources.count)", "before_start": "\(baseline)"])
         withExtendedLifetime(source.retain) {}
+    }
+
+    /// Ends the sensor thread (this service owns it: it stops the sensors' consumers). The
+    /// sensors' stops were queued on their thread by the disposal: they run first (buffers off
+    /// and restored, fds closed), but shutdown never waits longer than `sensorStopWait` on a
+    /// read that blocks in its driver (docs/architecture.md, "Threads"). Awaited, not blocked
+    /// on: Swift concurrency's jobs run on the event loop, where nothing may block.
+    private func endSensorThread() async {
+        guard let thread = source.sensorThread else { return }
+        let drained = Latch()
+        let waited = Latch()
+        thread.loop.schedule {
+            drained.open()
+            waited.open()
+        }
+        let timeout = scheduler.schedule(after: Self.sensorStopWait) { waited.open() }
+        await waited.opened()
+        timeout.dispose()
+        // Ends after its current turn (or, stuck in a read, after that read).
+        thread.shutdown(waitingUpTo: .zero)
+        if !drained.isOpen {
+            logger.notice("sensor thread: a read still blocks after \(Self.sensorStopWait.nanoseconds / 1_000_000) ms; not waiting for it")
+        }
     }
 }

@@ -21,6 +21,9 @@ final class Latch: Sendable {
 
     private let state = Mutex(State())
 
+    /// Whether the latch has opened.
+    var isOpen: Bool { state.withLock { $0.open } }
+
     func open() {
         let waiters = state.withLock { s -> [Waiter] in
             s.open = true

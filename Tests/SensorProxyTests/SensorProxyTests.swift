@@ -128,6 +128,26 @@ import Testing
         #expect(ProxySensors.choose([base])[.accelerometer]?.info.id == base.id)
     }
 
+    @Test("the near level: udev's PROXIMITY_NEAR_LEVEL, else the driver's in_proximity_nearlevel; neither: no proximity")
+    func nearLevel() {
+        var sysfs = Self.sensor("prox2", [("proximity", .proximity)])
+        sysfs.proximityNearLevel = 220
+        #expect(ProxySensors.choose([sysfs])[.proximity]?.nearLevel == 220)
+        var both = Self.prox
+        both.proximityNearLevel = 220
+        #expect(ProxySensors.choose([both])[.proximity]?.nearLevel == 100, "udev's first")
+        var badUdev = Self.sensor("prox3", [("proximity", .proximity)], properties: ["PROXIMITY_NEAR_LEVEL": "0"])
+        badUdev.proximityNearLevel = 220
+        #expect(ProxySensors.choose([badUdev])[.proximity]?.nearLevel == 220, "a property that is no level falls back to sysfs")
+        #expect(ProxySensors.choose([Self.sensor("prox4", [("proximity", .proximity)])])[.proximity] == nil)
+        // The level decides "near" as the property's does: above 1.1 × from below.
+        var p = ProxyProperties()
+        p.proximity(230, nearLevel: 220)
+        #expect(!p.proximityNear)
+        p.proximity(243, nearLevel: 220)
+        #expect(p.proximityNear)
+    }
+
     @Test("properties: GetAll's names and types in the interface's order; changes list only what differs")
     func properties() {
         let all = ProxyProperties().all

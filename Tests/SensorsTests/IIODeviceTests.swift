@@ -158,6 +158,25 @@ struct IIODeviceTests {
                 != SensorMonitor.sensorID(name: "als", properties: [:], syspath: "/sys/devices/b/iio:device0"))
     }
 
+    @Test("a proximity sensor's near level from sysfs in_proximity_nearlevel (vcnl4000's); absent, 0 or on another sensor: none")
+    func proximityNearLevel() throws {
+        let tree = SysfsTree()
+        defer { tree.remove() }
+        let describe = { (path: String) in
+            SensorMonitor.describe(IIODevice(path: path), sysname: "iio:device0", devnode: nil, properties: [:], options: .init())?.info
+        }
+        let prox = tree.device("iio:device0", ["name": "vcnl4000", "in_proximity_raw": "12", "in_illuminance_raw": "40",
+                                               "in_proximity_nearlevel": "220\n"])
+        #expect(IIODevice(path: prox).proximityNearLevel == 220)
+        #expect(try #require(describe(prox)).proximityNearLevel == 220)
+        let without = tree.device("iio:device1", ["name": "prox", "in_proximity_raw": "12"])
+        #expect(try #require(describe(without)).proximityNearLevel == nil)
+        let zero = tree.device("iio:device2", ["name": "prox", "in_proximity_raw": "12", "in_proximity_nearlevel": "0"])
+        #expect(try #require(describe(zero)).proximityNearLevel == nil, "0 is no level (iio-sensor-proxy's test too)")
+        let light = tree.device("iio:device3", ["name": "als", "in_illuminance_raw": "40", "in_proximity_nearlevel": "220"])
+        #expect(try #require(describe(light)).proximityNearLevel == nil, "only a sensor with a proximity channel has one")
+    }
+
     @Test("the mount matrix as iio-sensor-proxy chooses it: udev's ACCEL_MOUNT_MATRIX over sysfs, a bad one passed over")
     func mountMatrixPrecedence() throws {
         let tree = SysfsTree()

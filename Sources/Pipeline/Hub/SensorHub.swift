@@ -21,11 +21,13 @@ import Synchronization
 /// gone through, then disconnected — and answers with it, `live: false`.
 ///
 /// Confined to the scheduler like `DeviceHub`'s sessions: the source delivers there and the
-/// connection is made and disposed there (`subscribe(on:)`), so a source's fd or timer is
-/// only touched on the input thread. The sessions and their watchers are kept in the
-/// registry both hubs share (`SessionRegistry`): one short lock taken when a sensor comes or
-/// goes or a watcher starts, never per sample. A sensor announced under the id of a present
-/// one (a re-plug whose removal has not come yet) replaces it: the stale session ends at once.
+/// connection is made and disposed there (`subscribe(on:)`). A live source reads elsewhere —
+/// `SensorMonitor` on its `SensorThread`, which hands the samples to this scheduler — so a
+/// read that blocks in its driver holds neither the hub nor the input devices. The sessions
+/// and their watchers are kept in the registry both hubs share (`SessionRegistry`): one short
+/// lock taken when a sensor comes or goes or a watcher starts, never per sample. A sensor
+/// announced under the id of a present one (a re-plug whose removal has not come yet)
+/// replaces it: the stale session ends at once.
 public final class SensorHub: @unchecked Sendable {
     /// The filter chain of one sensor: its raw samples in, the filtered samples out
     /// (per channel; the configuration's settings for the sensor), with the stream's clock
