@@ -13,7 +13,8 @@ Three forwarders, one after the other, at 1 kHz (2,000 frames) and 8 kHz (8,000 
                       it would read the other forwarders' twins too)
 each fed and measured by `u1bench drive`. The CPU time of each forwarder (all its processes
 and threads, from /proc/PID/task/TID/schedstat, the scheduler's own nanosecond count) is
-sampled around exactly the measured frames (u1bench's ready/done handshake).
+sampled around exactly the measured frames (u1bench's ready/done handshake), and with it the
+read and write system calls per frame (/proc/PID/io).
 Prints the table; writes OUT_DIR/u1.md and OUT_DIR/u1.jsonl. Exit status 1 when a forwarder
 lost a frame, reordered one or failed.
 """
@@ -67,6 +68,19 @@ def cpu_ns(pid):
     return ns
 
 
+def syscalls(pid):
+    """(read, write) system calls of PID's processes so far (syscr, syscw of /proc/PID/io: the
+    whole thread group's, read(2)/readv(2) and write(2)/writev(2) families)."""
+    r = w = 0
+    for p in descendants(pid):
+        try:
+            io = dict(line.split(": ") for line in open(f"/proc/{p}/io").read().splitlines())
+            r, w = r + int(io["syscr"]), w + int(io["syscw"])
+        except (OSError, ValueError, KeyError):
+            pass
+    return r, w
+
+
 def drive(bench, label, rate, count, start_forwarder, ends_with_source=True):
     """One measurement; START_FORWARDER(source node) returns the forwarder's Popen, which
     ends when the source is destroyed if ENDS_WITH_SOURCE (evflowd does not)."""
@@ -83,15 +97,17 @@ def drive(bench, label, rate, count, start_forwarder, ends_with_source=True):
         fwd = start_forwarder(first[1])
         if d.stdout.readline().strip() != "ready":
             raise RuntimeError(f"u1bench drive: no 'ready': {d.stderr.read()}")
-        t0 = cpu_ns(fwd.pid)
+        t0, io0 = cpu_ns(fwd.pid), syscalls(fwd.pid)
         d.stdin.write("\n"); d.stdin.flush()
         if d.stdout.readline().strip() != "done":
             raise RuntimeError(f"u1bench drive: no 'done': {d.stderr.read()}")
-        t1 = cpu_ns(fwd.pid)
+        t1, io1 = cpu_ns(fwd.pid), syscalls(fwd.pid)
         d.stdin.write("\n"); d.stdin.flush()
         out, err = d.communicate(timeout=300)
         row = json.loads(out.strip().splitlines()[-1])
         row["cpu_ms_per_1000"] = round((t1 - t0) / 1e6 / max(row["received"], 1) * 1000, 2)
+        row["reads_per_frame"] = round((io1[0] - io0[0]) / max(row["received"], 1), 2)
+        row["writes_per_frame"] = round((io1[1] - io0[1]) / max(row["received"], 1), 2)
         return row
     finally:
         if d.poll() is None:
@@ -154,16 +170,16 @@ def main():
     with open(os.path.join(out_dir, "u1.jsonl"), "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     table = ["| rate (achieved) | program | frames through | SYN_DROPPED | p50 µs | p99 µs | max µs | p50 / floor "
-             "| p99 / floor | CPU ms / 1,000 frames |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| p99 / floor | CPU ms / 1,000 frames | reads, writes / frame |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         floor = next(x for x in rows if x["rate"] == r["rate"] and x["label"] == "floor")
         if "error" in r or "error" in floor:
-            table.append(f"| {r['rate']} Hz | {r['label']} | failed: {r.get('error', 'no floor')} | | | | | | | |")
+            table.append(f"| {r['rate']} Hz | {r['label']} | failed: {r.get('error', 'no floor')} | | | | | | | | |")
             continue
         table.append(f"| {r['rate']} Hz ({r['achieved_hz']:.0f}) | {r['label']} | {r['received']}/{r['sent']} | "
                      f"{r['syn_dropped']} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | {r['max_us']:.0f} | "
                      f"{r['p50_us'] / floor['p50_us']:.2f} | {r['p99_us'] / floor['p99_us']:.2f} | "
-                     f"{r['cpu_ms_per_1000']:.1f} |")
+                     f"{r['cpu_ms_per_1000']:.1f} | {r['reads_per_frame']:.2f}, {r['writes_per_frame']:.2f} |")
     print("\n".join(table), flush=True)
     with open(os.path.join(out_dir, "u1.md"), "w") as f:
         f.write("\n".join(table) + "\n")
