@@ -5,7 +5,6 @@ Runs as root in the systemd guest (scripts/vm/run --systemd), from the repositor
 
   Tests/E2EDaemon/daemon-suite.py BIN_DIR [CASE]... [cycles=N] [vcycles=N]
       cycles: hot-plug cycles per kind (hotplug); vcycles: cycles of virtual-hotplug
-  Tests/E2EDaemon/daemon-suite.py BIN_DIR u1 u1bench=PATH        (the U1 benchmark, only when named)
 
 BIN_DIR holds the release evflowd, evflowctl and evflow-mqtt; the suite installs them with
 scripts/install (DESTDIR empty, PREFIX /usr), applies sysusers and tmpfiles and reloads
@@ -2934,34 +2933,6 @@ LIBINPUT_CASES = {"libinput-list-devices": case_libinput_list_devices,
                   "libinput-debug-events": case_libinput_debug_events, "dwt": case_dwt}
 
 
-# ---------------------------------------------------------------- U1: added latency (opt-in)
-U1_RATES = ((1000, 2000), (8000, 8000))        # (Hz, frames measured)
-U1_OUT = os.path.join(REPO, ".build-e2e-out", "u1")
-
-
-def u1_drive(bench, label, rate, count, forwarder):
-    """One measurement: `u1bench drive` creates the source, FORWARDER(source node) starts the
-    program that grabs it and makes the twin; returns u1bench's JSON result."""
-    src = f"evflow-u1 {label} {rate}"
-    twin = {"floor": f"{src} (floor)", "interception-tools": src, "evflowd": src + TWIN_SUFFIX}[label]
-    drive = subprocess.Popen([bench, "drive", "--name", src, "--twin", twin, "--rate", str(rate),
-                              "--count", str(count), "--label", label], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    helpers.append(drive)
-    first = drive.stdout.readline().split()
-    if first[:1] != ["source"]:
-        drive.kill()
-        raise Failure(f"u1bench drive: {first} {drive.stderr.read()}")
-    fwd = forwarder(first[1])
-    out, err = drive.communicate(timeout=300)
-    if fwd is not None:
-        fwd.wait(timeout=30)                         # the source is gone: it ends
-    try:
-        return json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise Failure(f"u1bench drive ({label}, {rate} Hz) exited {drive.returncode}: {out} {err}")
-
-
 # ---------------------------------------------------------------- a real IIO device (iio_dummy)
 IIO_DUMMY_DIR = os.environ.get("EVFLOW_IIO_DUMMY", "")   # scripts/vm/build-iio-dummy's output, shared
 IIO_DUMMY_CONFIGFS = "/sys/kernel/config/iio/devices/dummy"
@@ -3013,58 +2984,6 @@ def case_iio():
     gone = wait_until("the dummy gone from evflowctl devices",
                       lambda: IIO_DUMMY_NAME not in (out := ctl("devices")).stdout and out.returncode == 0, timeout=15)
     check("iio-removed", gone, "rmdir of its configfs directory: gone from DEVICES", saw=devices)
-
-
-def case_u1(bench):
-    """U1 (docs/benchmarks.md): the latency a grab-and-re-emit program adds, from the source's
-    write to the twin's kernel timestamp, for the floor (u1bench floor), interception-tools
-    (`intercept -g | uinput -d`) and evflowd (`output: virtual`), side by side in one guest.
-    evflowd is stopped while the other two run (it would read their twins too)."""
-    if not bench or not os.access(bench, os.X_OK):
-        raise Failure(f"u1 needs u1bench=PATH (scripts/bench-uinput builds it): {bench!r}")
-    rows = []
-
-    def measure(label, rate, count, forwarder):
-        # A forwarder that fails (evflowd without the virtual output: no twin) is a row with
-        # its error; the others are still measured.
-        try:
-            rows.append(u1_drive(bench, label, rate, count, forwarder))
-        except (Failure, subprocess.TimeoutExpired) as e:
-            rows.append({"label": label, "rate": rate, "sent": count, "received": 0, "error": str(e)})
-    for rate, count in U1_RATES:
-        sh(["systemctl", "stop", "evflowd.service", "evflowd.socket"], check=True)
-        measure("floor", rate, count, lambda node: subprocess.Popen(
-            [bench, "floor", node], stderr=subprocess.DEVNULL))
-        # (Debian installs interception-tools' `intercept` as `interception`.)
-        measure("interception-tools", rate, count, lambda node: subprocess.Popen(
-            ["bash", "-c", f"interception -g {node} | uinput -d {node}"], stderr=subprocess.DEVNULL))
-        try:
-            with VirtualConfig([("evflow-u1 evflowd *", "virtual", [])]):
-                measure("evflowd", rate, count, lambda node: None)
-        except Failure as e:
-            rows.append({"label": "evflowd", "rate": rate, "sent": count, "received": 0, "error": str(e)})
-    os.makedirs(U1_OUT, exist_ok=True)
-    with open(os.path.join(U1_OUT, "u1.jsonl"), "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    table = ["| rate | program | frames through | SYN_DROPPED | p50 µs | p99 µs | max µs | p50 / floor | p99 / floor |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        floor = next(x for x in rows if x["rate"] == r["rate"] and x["label"] == "floor")
-        if "error" in r or "error" in floor:
-            table.append(f"| {r['rate']} Hz | {r['label']} | failed: {r.get('error', 'no floor')} | | | | | | |")
-            continue
-        table.append(f"| {r['rate']} Hz (achieved {r['achieved_hz']}) | {r['label']} | {r['received']}/{r['sent']} | "
-                     f"{r['syn_dropped']} | "
-                     f"{r['p50_us']:.0f} | {r['p99_us']:.0f} | {r['max_us']:.0f} | "
-                     f"{r['p50_us'] / floor['p50_us']:.2f} | {r['p99_us'] / floor['p99_us']:.2f} |")
-    print("\n".join(table), flush=True)
-    with open(os.path.join(U1_OUT, "u1.md"), "w") as f:
-        f.write("\n".join(table) + "\n")
-    # Frames the kernel dropped because a reader fell behind (SYN_DROPPED) are part of the
-    # result, shown in the table; a forwarder that measured nothing or reordered frames fails.
-    complete = all(r["received"] > 0 and r.get("in_order") for r in rows)
-    check("u1", complete, f"{len(rows)} measurements, each forwarder's frames through in order; table in "
-          f"{os.path.relpath(U1_OUT, REPO)}/u1.md", saw="\n".join(json.dumps(r) for r in rows))
 
 
 # ---------------------------------------------------------------- suspend and resume
@@ -3248,10 +3167,9 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "wheel": case_wheel,
          "idle": case_idle}
 DEFAULT_VIRTUAL_CYCLES = 200
-# Cases run only when named: the U1 benchmark (scripts/bench-uinput). The torture case runs in
-# every suite with TORTURE_OPS operations and a fresh seed (printed); the long run is
-# `torture-ops=2000` (docs/reliability.md, "The torture case").
-OPT_IN = {"u1"}
+# The torture case runs in every suite with TORTURE_OPS operations and a fresh seed (printed);
+# the long run is `torture-ops=2000` (docs/reliability.md, "The torture case"). (U1, once an
+# opt-in case here, runs in the fast guest under icount: scripts/bench-uinput.)
 
 
 def main():
@@ -3262,7 +3180,6 @@ def main():
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     CASES["hotplug"] = lambda: case_hotplug(int(opts.get("cycles", DEFAULT_CYCLES)))
     CASES["virtual-hotplug"] = lambda: case_virtual_hotplug(int(opts.get("vcycles", DEFAULT_VIRTUAL_CYCLES)))
-    CASES["u1"] = lambda: case_u1(opts.get("u1bench"))
     CASES["torture"] = lambda: case_torture(int(opts.get("torture-ops", TORTURE_OPS)), opts.get("torture-seed"))
     unknown = [n for n in names if n not in CASES]
     if unknown:
@@ -3275,7 +3192,7 @@ def main():
     except Failure as e:
         check("install", False, str(e))
     if all(ok for _, ok in results):
-        for name in names or [n for n in CASES if n not in OPT_IN]:
+        for name in names or list(CASES):
             t = time.monotonic()
             try:
                 CASES[name]()
