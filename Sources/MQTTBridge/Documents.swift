@@ -56,6 +56,10 @@ public enum Documents {
             ("syn_dropped", .int(Int64(c.synDropped))),
             ("dropped_total", .int(Int64(c.droppedByFilter.values.reduce(0, +)))),
             ("dropped", .object(c.droppedByFilter.keys.sorted().map { ($0, .int(Int64(c.droppedByFilter[$0]!))) })),
+            // Per key (protocol 1.6): what the wear sensors read (Discovery, "Wear").
+            ("chatter", .object(c.chatterByKey.keys.sorted().map {
+                (naming.codeName(EventType.key, $0) ?? String($0), .int(Int64(c.chatterByKey[$0]!)))
+            })),
         ])))
         return .object(m)
     }

@@ -333,6 +333,21 @@ counter:
             raise Failure(f"{events[0]} after the double press: {event_state}")
         ok(f"the recorded double press ran the automation once (counter 1); {events[0]}: event_type BTN_0_double")
 
+        # Wear: BTN_2's press at 18 s bounces (up 4 ms after, down again 4 ms later); the
+        # button debounce drops both edges, and the pad's BTN_2 wear sensor (diagnostic) counts
+        # them; BTN_0's never bounced.
+        wear = {e.rsplit("_", 2)[-2]: e for e in pad_entities if e.startswith("sensor.") and e.endswith("_chatter")}
+        if sorted(wear) != ["0", "1", "2", "3"]:
+            raise Failure(f"one wear sensor per button of the pad, got {sorted(wear)}")
+        categories = {pad_entities[e].get("entity_category") for e in wear.values()}
+        if categories != {"diagnostic"}:
+            raise Failure(f"wear sensors' entity_category: {categories}")
+        await asyncio.sleep(max(0.0, t0 + 19.0 - time.monotonic()))
+        worn, sound = await ha.state(wear["2"]), await ha.state(wear["0"])
+        if worn != "2" or sound != "0":
+            raise Failure(f"wear sensors after BTN_2's bounce: {wear['2']} {worn} (expected 2), {wear['0']} {sound} (expected 0)")
+        ok(f"wear: {wear['2']} 2 after BTN_2's bounce at 18 s, {wear['0']} 0; entity_category diagnostic")
+
         # A looping replay removes every device at the end of a pass and adds it again, as a
         # Bluetooth device that sleeps and wakes: the bridge clears the device's discovery
         # topics, then publishes them again. Home Assistant must see the same devices again.

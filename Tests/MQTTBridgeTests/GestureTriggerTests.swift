@@ -195,3 +195,34 @@ private func object(_ j: JSON) throws -> [String: Any] {
         #expect(cleared.count == 2)   // KEY_A single and BTN_0 single
     }
 }
+
+/// Issue #31: the chatter filter's drops per key as one diagnostic sensor per key with
+/// gestures, so a wearing switch shows up in Home Assistant; the same privacy rule as triggers.
+@Suite(.ownLiveResources) struct WearSensorTests {
+    let layout = try! TopicLayout(hostname: "panel")
+
+    @Test func oneDiagnosticWearSensorPerKeyWithGesturesReadingTheStateDocument() throws {
+        let d = pad()
+        let dev = TopicLayout.objectID(d.id.rawValue)
+        let wear = Discovery().entities(for: d, layout: layout).filter { $0.objectID.hasSuffix("_chatter") }
+        #expect(wear.map(\.objectID) == ["\(dev)_key_a_chatter", "\(dev)_key_f13_chatter", "\(dev)_btn_0_chatter"])
+        let config = try object(try #require(wear.last).config)
+        #expect(config["entity_category"] as? String == "diagnostic")
+        #expect(config["state_class"] as? String == "total_increasing")
+        #expect(config["state_topic"] as? String == layout.state(d.id.rawValue))
+        #expect(config["value_template"] as? String == "{{ value_json.counters.chatter.get('BTN_0', 0) }}")
+        #expect(config["unique_id"] as? String == "evflow_panel_\(dev)_btn_0_chatter")
+
+        let hidden = Discovery().entities(for: d, layout: layout, visibility: .hidden).filter { $0.objectID.hasSuffix("_chatter") }
+        #expect(hidden.map(\.objectID) == ["\(dev)_key_f13_chatter", "\(dev)_btn_0_chatter"])
+        #expect(Discovery(counters: false).entities(for: d, layout: layout).allSatisfy { !$0.objectID.hasSuffix("_chatter") })
+    }
+
+    @Test func theStateDocumentCarriesEachKeysChatterAlwaysAnObject() {
+        let d = pad()
+        let quiet = Documents.state(DeviceStateReport(device: d)).text
+        #expect(quiet.contains(#""chatter":{}"#), "an empty object, so the template's get() always works")
+        let worn = Documents.state(DeviceStateReport(device: d, counters: DeviceCounters(chatterByKey: [btn0: 12, keyF13: 1]))).text
+        #expect(worn.contains(#""chatter":{"KEY_F13":1,"BTN_0":12}"#))
+    }
+}
