@@ -27,10 +27,14 @@ public enum Documents {
         // The gestures evflowd computes for its keys (protocol 1.5): a reload that changes them
         // changes the description, which is what republishes the device's discovery.
         if let g = d.gestures {
-            m.append(("gestures", .object([
+            var members: [(String, JSON)] = [
                 ("codes", .array(g.codes.map { .string(naming.codeName(EventType.key, $0) ?? String($0)) })),
                 ("kinds", .array(g.kinds.map { .string($0.rawValue) })),
-            ])))
+            ]
+            if !g.rotary.isEmpty {
+                members.append(("rotary", .array(g.rotary.map { .string(naming.codeName(EventType.rel, $0) ?? String($0)) })))
+            }
+            m.append(("gestures", .object(members)))
         }
         return .object(m)
     }

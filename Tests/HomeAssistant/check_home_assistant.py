@@ -31,6 +31,7 @@ import aiohttp
 HOST = "checkhost"
 PAD = "Tests/Fixtures/handmade/ha-macro-pad.evemu"
 LID = "Tests/Fixtures/handmade/lid-switch-slow.evemu"
+KNOB = "Tests/Fixtures/handmade/ha-knob.evemu"
 
 
 def free_port():
@@ -204,6 +205,8 @@ automation: !include automations.yaml
 counter:
   evflow_double:
     initial: 0
+  evflow_knob_right:
+    initial: 0
 """)
     with open(os.path.join(config, "automations.yaml"), "w") as f:
         f.write("[]\n")
@@ -233,7 +236,7 @@ counter:
             f.write('version: 1\ndevices:\n  - match: { name: "Test Macro Pad" }\n    gestures: on\n')
         sock = os.path.join(run.dir, "evflowd.sock")
         t0 = time.monotonic()
-        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, "--loop",
+        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, KNOB, "--loop",
                                   "--config", evflow_config, "--socket", sock])
         async def listening():
             return True if os.path.exists(sock) else None
@@ -244,12 +247,13 @@ counter:
 
         async def all_devices():
             devices = await ha.evflow_devices()
-            return devices if len(devices) == 3 else None
-        devices = await wait_for("evflow's three devices in Home Assistant's device registry", all_devices, 30)
+            return devices if len(devices) == 4 else None
+        devices = await wait_for("evflow's four devices in Home Assistant's device registry", all_devices, 30)
         seen_after = time.monotonic() - t0
         pads = sorted((d for d in devices.values() if d["name"] == f"Test Macro Pad ({HOST})"), key=lambda d: d["id"])
         lids = [d for d in devices.values() if d["name"] == f"Test Lid Switch ({HOST})"]
-        if len(pads) != 2 or len(lids) != 1:
+        knobs = [d for d in devices.values() if d["name"] == f"Test Knob ({HOST})"]
+        if len(pads) != 2 or len(lids) != 1 or len(knobs) != 1:
             raise Failure(f"device names: {sorted(d['name'] for d in devices.values())}")
         pad, lid = pads[0], lids[0]
         for d, model in ((pads[0], "1209:0001 Test Macro Pad"), (pads[1], "1209:0001 Test Macro Pad"), (lid, "0000:0005 Test Lid Switch")):
@@ -303,6 +307,29 @@ counter:
             raise Failure("the counter moved before any press")
         ok(f"{autos[0]['entity_id']}: on, triggered by the first pad's BTN_0 button_double_press; counter at 0")
 
+        # The knob: REL_DIAL's rotary steps as device triggers, before any turn; an automation
+        # on rotate_right adds each step's count (the trigger's payload document) to a counter.
+        knob = knobs[0]
+        knob_listed = await ha.call({"type": "device_automation/trigger/list", "device_id": knob["id"]})
+        knob_pairs = sorted((t["subtype"], t["type"]) for t in knob_listed if t.get("domain") == "mqtt")
+        if ("REL_DIAL", "rotate_right") not in knob_pairs or ("REL_DIAL", "rotate_left") not in knob_pairs:
+            raise Failure(f"the knob's triggers: {knob_pairs}")
+        right = next(t for t in knob_listed if t.get("subtype") == "REL_DIAL" and t["type"] == "rotate_right")
+        await ha.rest("POST", "/api/config/automation/config/evflow_knob", {
+            "alias": "evflow knob right", "mode": "queued",
+            "triggers": [{k: v for k, v in right.items() if k != "metadata"}],
+            "actions": [{"action": "counter.set_value", "target": {"entity_id": "counter.evflow_knob_right"},
+                         "data": {"value": "{{ states('counter.evflow_knob_right') | int + trigger.payload_json.count }}"}}]})
+        async def knob_automation_on():
+            states = await ha.rest("GET", "/api/states")
+            autos = [x for x in states if x["entity_id"].startswith("automation.") and x["attributes"].get("friendly_name") == "evflow knob right"]
+            return autos if autos and autos[0]["state"] == "on" else None
+        await wait_for("the knob's automation loaded", knob_automation_on, 20)
+        knob_event = [e for e in await ha.entities_of(knob["id"]) if e.startswith("event.")]
+        if len(knob_event) != 1:
+            raise Failure(f"one event entity for the knob, got {knob_event}")
+        ok(f"knob: device triggers {[p for p in knob_pairs if p[0] == 'REL_DIAL']} before any turn; an automation sums rotate_right counts")
+
         # The lid recording: closed at 0.1 s, opened at 6 s, closed at 12 s. An `opening`
         # binary sensor is on when open; Home Assistant evaluates the discovery's value template.
         async def lid_state(expected, after, until):
@@ -348,6 +375,17 @@ counter:
             raise Failure(f"wear sensors after BTN_2's bounce: {wear['2']} {worn} (expected 2), {wear['0']} {sound} (expected 0)")
         ok(f"wear: {wear['2']} 2 after BTN_2's bounce at 18 s, {wear['0']} 0; entity_category diagnostic")
 
+        # The knob's three clockwise detents at 16.00–16.04 s: a step of 1 at once and one of 2
+        # at the window's end, both through the rotate_right trigger (3 in all); the detent back
+        # at 17 s is the event entity's last event, rotate_left of 1.
+        turned = await ha.state("counter.evflow_knob_right")
+        knob_state = await ha.rest("GET", f"/api/states/{knob_event[0]}")
+        if turned != "3":
+            raise Failure(f"counter.evflow_knob_right after three detents: {turned}, expected 3")
+        if knob_state["attributes"].get("event_type") != "REL_DIAL_rotate_left" or knob_state["attributes"].get("count") != 1:
+            raise Failure(f"{knob_event[0]} after the turn back: {knob_state}")
+        ok(f"knob: three detents made rotate_right steps summing to 3 (counter 3); {knob_event[0]}: REL_DIAL_rotate_left, count 1")
+
         # A looping replay removes every device at the end of a pass and adds it again, as a
         # Bluetooth device that sleeps and wakes: the bridge clears the device's discovery
         # topics, then publishes them again. Home Assistant must see the same devices again.
@@ -357,7 +395,7 @@ counter:
         await wait_for("the lid's entity removed at the end of the replay's pass (20.1 s)", lid_entity_gone, 40)
         async def back():
             now = await ha.evflow_devices()
-            if len(now) != 3:
+            if len(now) != 4:
                 return None
             lid_now = next(d for d in now.values() if d["name"] == lid["name"])
             return now if lid_sensor[0] in await ha.entities_of(lid_now["id"]) else None
@@ -365,7 +403,7 @@ counter:
         after = {i: d["id"] for i, d in again.items()}
         if after != before:
             raise Failure(f"device registry ids changed across a removal and re-add: {before} → {after}")
-        ok("after the replay's loop removed and re-added every device: the same three device registry entries")
+        ok("after the replay's loop removed and re-added every device: the same four device registry entries")
 
         # The second pass's double press (15.33 s into it) reaches the same automation through
         # the re-published trigger: once more, and no single or other press counts.

@@ -77,7 +77,7 @@ private func object(_ j: JSON) throws -> [String: Any] {
     @Test func theTriggerTypesAreHomeAssistantsWhereItHasThem() {
         #expect(GestureKind.allCases.map(GestureTriggers.triggerType) == [
             "button_press", "button_release", "button_short_press", "button_double_press", "button_triple_press",
-            "button_long_press", "button_hold"])
+            "button_long_press", "button_hold", "rotate_right", "rotate_left"])
     }
 
     @Test func identityFollowsTheDeviceIDTwoIdenticalDevicesAreTwoDevices() throws {
@@ -224,5 +224,40 @@ private func object(_ j: JSON) throws -> [String: Any] {
         #expect(quiet.contains(#""chatter":{}"#), "an empty object, so the template's get() always works")
         let worn = Documents.state(DeviceStateReport(device: d, counters: DeviceCounters(chatterByKey: [btn0: 12, keyF13: 1]))).text
         #expect(worn.contains(#""chatter":{"KEY_F13":1,"BTN_0":12}"#))
+    }
+}
+
+/// Issue #31: a knob's rotary steps as device triggers `rotate_right` / `rotate_left` of its
+/// `EV_REL` code, the count in the trigger's payload document and in the event entity.
+@Suite(.ownLiveResources) struct RotaryTriggerTests {
+    let layout = try! TopicLayout(hostname: "panel")
+
+    func knob() -> DeviceInfo {
+        var d = DeviceInfo(name: "Knob", inputID: InputID(bustype: 3, vendor: 0x077d, product: 0x0410, version: 1),
+                           classes: [], capabilities: [EventType.key: [btn0], EventType.rel: [7]])
+        d.gestures = DeviceGestures(codes: [btn0], kinds: [.single, .rotateRight, .rotateLeft], rotary: [7])
+        return d
+    }
+
+    @Test func rotaryTriggersMatchTheirDirectionByTemplateAndKeysGetNoRotation() throws {
+        let d = knob()
+        let triggers = try Discovery(counters: false).entities(for: d, layout: layout, visibility: .hidden)
+            .filter { $0.component == "device_automation" }.map { try object($0.config) }
+        let pairs = Set(triggers.map { "\($0["subtype"]!) \($0["type"]!)" })
+        #expect(pairs == ["BTN_0 button_short_press", "REL_DIAL rotate_right", "REL_DIAL rotate_left"])
+        let right = try #require(triggers.first { $0["type"] as? String == "rotate_right" })
+        #expect(right["value_template"] as? String == "{{ value_json.gesture }}")
+        #expect(right["payload"] as? String == "rotate_right")
+        #expect(right["topic"] as? String == "evflow/panel/devices/\(d.id.rawValue)/gestures/REL_DIAL")
+        let event = try object(try #require(Discovery(counters: false).entities(for: d, layout: layout).first { $0.component == "event" }).config)
+        #expect(event["event_types"] as? [String] == ["BTN_0_single", "REL_DIAL_rotate_right", "REL_DIAL_rotate_left"])
+    }
+
+    @Test func aStepPublishesItsCountOnTheTriggerAndTheEvent() throws {
+        let d = knob()
+        let m = GestureMessage(device: d.id, event: GestureEvent(time: 9, code: 7, gesture: .rotateLeft, count: 4))
+        let (trigger, event) = try #require(GestureTriggers.messages(m, device: d, keys: .hidden, layout: layout))
+        #expect(trigger.payload == #"{"gesture":"rotate_left","count":4}"#)
+        #expect(event.payload.text.contains(#""event_type":"REL_DIAL_rotate_left","code":"REL_DIAL","gesture":"rotate_left","count":4"#))
     }
 }
