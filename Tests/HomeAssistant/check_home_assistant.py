@@ -102,7 +102,8 @@ class HomeAssistant:
         code = (await r.json())["auth_code"]
         r = await self.session.post(f"{self.url}/auth/token", data={
             "grant_type": "authorization_code", "code": code, "client_id": client})
-        self.token = (await r.json())["access_token"]
+        self.tokens = await r.json()
+        self.token = self.tokens["access_token"]
         self.ws = await self.session.ws_connect(self.url + "/api/websocket")
         await self.ws.receive_json()
         await self.ws.send_json({"type": "auth", "access_token": self.token})
@@ -183,6 +184,8 @@ async def check(args, run):
 
     config = os.path.join(run.dir, "ha")
     os.makedirs(config)
+    # /local/ (the config's www directory, if it exists at start) serves the screenshot's login page.
+    os.makedirs(os.path.join(config, "www"))
     with open(os.path.join(config, "configuration.yaml"), "w") as f:
         # The least that onboarding, the MQTT integration, automations and a counter need;
         # no `default_config` (dozens of integrations this check does not use).
@@ -202,6 +205,7 @@ api:
 config:
 onboarding:
 automation: !include automations.yaml
+{"frontend:" if args.screenshot else ""}
 counter:
   evflow_double:
     initial: 0
@@ -427,6 +431,37 @@ counter:
             raise Failure(f"{len(errors)} template or MQTT errors in Home Assistant's log, first: {errors[0][:300]}")
         ok("Home Assistant's log: no template or MQTT error (every payload matched its entity's template)")
 
+        if args.screenshot:
+            await screenshot(args, run, ha, config, pad["id"])
+
+
+async def screenshot(args, run, ha, config, device_id):
+    """The pad's device page as headless chromium renders it (docs/img, for docs/mqtt.md).
+
+    The frontend keeps its login in localStorage (`hassTokens`): a page on Home Assistant's
+    own origin (/local/, the config's www directory) stores the check's tokens there and moves
+    on to the device page; --virtual-time-budget lets that script and the page's rendering run
+    before the picture is taken."""
+    # The frontend shows onboarding's remaining steps until they are done (the check needed
+    # only the user): location, analytics, integrations.
+    await ha.rest("POST", "/api/onboarding/core_config")
+    await ha.rest("POST", "/api/onboarding/analytics")
+    await ha.rest("POST", "/api/onboarding/integration", {"client_id": ha.url + "/", "redirect_uri": ha.url + "/?auth_callback=1"})
+    t = ha.tokens
+    tokens = {"access_token": t["access_token"], "refresh_token": t["refresh_token"], "token_type": "Bearer",
+              "expires_in": t["expires_in"], "hassUrl": ha.url, "clientId": ha.url + "/",
+              "expires": int((time.time() + t["expires_in"]) * 1000)}
+    with open(os.path.join(config, "www", "evflow-login.html"), "w") as f:
+        f.write("<!doctype html><script>localStorage.setItem('hassTokens', " + json.dumps(json.dumps(tokens))
+                + f");location.replace('/config/devices/device/{device_id}');</script>\n")
+    out = os.path.abspath(args.screenshot)
+    chromium = subprocess.run([args.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                               "--window-size=1280,1100", "--virtual-time-budget=30000", f"--screenshot={out}",
+                               ha.url + "/local/evflow-login.html"], capture_output=True, text=True, timeout=180)
+    if chromium.returncode != 0 or not os.path.exists(out):
+        raise Failure(f"chromium: exit {chromium.returncode}: {chromium.stderr[-500:]}")
+    ok(f"screenshot of the pad's device page: {out} ({os.path.getsize(out)} bytes)")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -434,6 +469,8 @@ def main():
     parser.add_argument("--hass", required=True, help="the hass executable")
     parser.add_argument("--start-timeout", type=float, default=300, help="seconds Home Assistant may take to start")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, HA's config)")
+    parser.add_argument("--screenshot", help="also load Home Assistant's frontend and save a picture of the pad's device page here (PNG)")
+    parser.add_argument("--chromium", default="chromium", help="the chromium executable for --screenshot")
     args = parser.parse_args()
     run = Run(args.keep)
     try:
