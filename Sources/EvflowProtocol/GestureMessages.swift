@@ -18,14 +18,16 @@ public struct GestureMessage: Hashable, Sendable {
 extension MessageWriter {
     /// `GESTURE`: `{"class":"GESTURE","device":…,"time":…,"code":"KEY_F13","gesture":"double","count":2}`.
     /// For a client that gets keys hidden, a key's code is `KEY_UNKNOWN` as in `FRAME`, but
-    /// for non-text keys (`KeyPrivacy.hidesGesture`); buttons stay.
+    /// for non-text keys (`KeyPrivacy.hidesGesture`); buttons stay. A rotary step (1.6) names
+    /// its `EV_REL` code: `{"code":"REL_DIAL","gesture":"rotate_right","count":3}`.
     public mutating func appendGesture(device: DeviceID, _ g: GestureEvent, keys: KeyVisibility = .visible) {
         json.beginObject()
         json.key("class"); json.string("GESTURE")
         json.key("device"); json.string(device.rawValue)
         json.key("time"); json.int(g.time)
-        let hidden = keys == .hidden && KeyPrivacy.hidesGesture(code: g.code)
-        json.key("code"); names.writeCode(type: EventType.key, code: hidden ? KeyPrivacy.placeholder : g.code, to: &json)
+        let type = g.gesture.eventType
+        let hidden = keys == .hidden && type == EventType.key && KeyPrivacy.hidesGesture(code: g.code)
+        json.key("code"); names.writeCode(type: type, code: hidden ? KeyPrivacy.placeholder : g.code, to: &json)
         json.key("gesture"); json.string(g.gesture.rawValue)
         json.key("count"); json.int(Int64(g.count))
         json.endObject()
@@ -44,6 +46,12 @@ extension MessageWriter {
         json.beginArray()
         for k in g.kinds { json.string(k.rawValue) }
         json.endArray()
+        if !g.rotary.isEmpty {   // 1.6
+            json.key("rotary")
+            json.beginArray()
+            for code in g.rotary { names.writeCode(type: EventType.rel, code: code, to: &json) }
+            json.endArray()
+        }
         json.endObject()
     }
 }
@@ -51,7 +59,7 @@ extension MessageWriter {
 extension MessageDecoder {
     func gesture(_ o: Obj) throws(DecodingFailure) -> GestureMessage {
         guard let kind = GestureKind(rawValue: try o.string("gesture")) else { throw o.wrong("gesture") }
-        let event = GestureEvent(time: try o.int("time"), code: try code(try o.required("code"), type: EventType.key),
+        let event = GestureEvent(time: try o.int("time"), code: try code(try o.required("code"), type: kind.eventType),
                                  gesture: kind, count: Int(try o.int("count")))
         return GestureMessage(device: DeviceID(rawValue: try o.string("device")), event: event)
     }
@@ -64,6 +72,7 @@ extension MessageDecoder {
             // A gesture this client does not know is left out, as unknown classes are.
             if case .string(let s) = v, let k = GestureKind(rawValue: s) { kinds.append(k) }
         }
-        return DeviceGestures(codes: codes, kinds: kinds)
+        let rotary = try (o.optionalArray("rotary") ?? []).map { v throws(DecodingFailure) in try code(v, type: EventType.rel) }
+        return DeviceGestures(codes: codes, kinds: kinds, rotary: rotary)
     }
 }

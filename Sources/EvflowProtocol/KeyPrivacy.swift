@@ -75,6 +75,8 @@ public enum KeyPrivacy {
     public static func redacted(_ report: DeviceStateReport) -> DeviceStateReport {
         var r = report
         r.keysDown = report.keysDown.map { hides(type: EventType.key, code: $0) ? placeholder : $0 }
+        // A key's chatter count names the key: shown by the rule of its gestures (1.6).
+        r.counters.chatterByKey = report.counters.chatterByKey.filter { !hidesGesture(code: $0.key) }
         return r
     }
 

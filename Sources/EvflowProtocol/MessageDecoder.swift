@@ -178,6 +178,10 @@ struct MessageDecoder {
                                     synDropped: try u("syn_dropped"),
                                     mscDropped: UInt64(clamping: try c.optionalInt("msc_dropped") ?? 0),
                                     droppedByFilter: try counts(c, "dropped"))
+        for (k, v) in try c.optionalObject("chatter_by_key") ?? [:] {
+            guard case .integer(let n) = v, n >= 0 else { throw c.wrong("chatter_by_key") }
+            r.counters.chatterByKey[try code(.string(k), type: EventType.key)] = UInt64(n)
+        }
         return r
     }
 

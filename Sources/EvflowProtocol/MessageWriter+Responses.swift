@@ -53,6 +53,15 @@ extension MessageWriter {
         json.key("syn_dropped"); json.uint(c.synDropped)
         json.key("msc_dropped"); json.uint(c.mscDropped)
         json.key("dropped"); writeCounts(c.droppedByFilter)
+        if !c.chatterByKey.isEmpty {
+            json.key("chatter_by_key")
+            json.beginObject()
+            for (code, n) in c.chatterByKey.sorted(by: { $0.key < $1.key }) {
+                json.key(names.codeKey(type: EventType.key, code: code))
+                json.uint(n)
+            }
+            json.endObject()
+        }
         json.endObject()
         writeTag(tag)
         endMessage()

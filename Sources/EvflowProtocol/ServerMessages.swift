@@ -30,10 +30,14 @@ public struct DeviceCounters: Hashable, Sendable {
     public var mscDropped: UInt64
     /// Events removed, per filter name.
     public var droppedByFilter: [String: UInt64]
+    /// `key_chatter`'s drops per key code (1.6; the first 16 keys that chattered), for a
+    /// switch that wears out.
+    public var chatterByKey: [UInt16: UInt64]
 
     /// Creates counters.
     public init(framesIn: UInt64 = 0, eventsIn: UInt64 = 0, framesOut: UInt64 = 0, eventsOut: UInt64 = 0,
-                synDropped: UInt64 = 0, mscDropped: UInt64 = 0, droppedByFilter: [String: UInt64] = [:]) {
+                synDropped: UInt64 = 0, mscDropped: UInt64 = 0, droppedByFilter: [String: UInt64] = [:],
+                chatterByKey: [UInt16: UInt64] = [:]) {
         self.framesIn = framesIn
         self.eventsIn = eventsIn
         self.framesOut = framesOut
@@ -41,6 +45,7 @@ public struct DeviceCounters: Hashable, Sendable {
         self.synDropped = synDropped
         self.mscDropped = mscDropped
         self.droppedByFilter = droppedByFilter
+        self.chatterByKey = chatterByKey
     }
 }
 

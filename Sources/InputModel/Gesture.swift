@@ -15,6 +15,18 @@ public enum GestureKind: String, Hashable, Sendable, Codable, CaseIterable, Comp
     case long
     /// Repeats while a long press is held: first with `long`, then every hold period.
     case hold
+    /// A rotary encoder (`REL_DIAL`, a knob's wheel) turned towards positive values —
+    /// clockwise — by `count` detents (docs/gestures.md, "Rotary steps").
+    case rotateRight = "rotate_right"
+    /// The same towards negative values: counter-clockwise.
+    case rotateLeft = "rotate_left"
+
+    /// Whether this is a rotary step (of an `EV_REL` code) rather than a key's gesture.
+    public var isRotation: Bool { self == .rotateRight || self == .rotateLeft }
+
+    /// The event type of the codes this gesture is made by: `EV_REL` for rotary steps,
+    /// `EV_KEY` for the rest.
+    public var eventType: UInt16 { isRotation ? EventType.rel : EventType.key }
 
     /// The order gestures are listed in (this declaration's).
     public static func < (a: GestureKind, b: GestureKind) -> Bool {
@@ -37,12 +49,14 @@ public struct GestureEvent: Hashable, Sendable {
     /// When it happened (event time, monotonic ns): the key event's for `press` and
     /// `release`, the window's or threshold's end for the others.
     public var time: Int64
-    /// The `EV_KEY` code (a key or a button).
+    /// The `EV_KEY` code (a key or a button); for a rotary step, the `EV_REL` code
+    /// (`gesture.eventType`).
     public var code: UInt16
     /// What happened.
     public var gesture: GestureKind
     /// `press`, `release`, `long`: which press of the sequence (1, 2, …); `single`, `double`,
-    /// `triple`: 1, 2, 3; `hold`: which repeat (1 at the long time, then 2, 3, …).
+    /// `triple`: 1, 2, 3; `hold`: which repeat (1 at the long time, then 2, 3, …);
+    /// `rotate_right`, `rotate_left`: the detents of the step (≥ 1).
     public var count: Int
 
     /// A gesture event.
@@ -59,12 +73,20 @@ public struct GestureEvent: Hashable, Sendable {
 public struct DeviceGestures: Hashable, Sendable, Codable {
     /// The `EV_KEY` codes gestures are computed for.
     public var codes: [UInt16]
-    /// The gestures computed, in `GestureKind` order.
+    /// The gestures computed, in `GestureKind` order: the keys' and the rotary steps'.
     public var kinds: [GestureKind]
+    /// The `EV_REL` codes rotary steps are computed for (1.6; `rotate_right`, `rotate_left`).
+    public var rotary: [UInt16]
 
-    /// The gestures of `codes` (sorted) and `kinds` (in order).
-    public init(codes: some Sequence<UInt16>, kinds: some Sequence<GestureKind>) {
+    /// The gestures of `codes` (sorted), `rotary` (sorted) and `kinds` (in order).
+    public init(codes: some Sequence<UInt16>, kinds: some Sequence<GestureKind>, rotary: some Sequence<UInt16> = [UInt16]()) {
         self.codes = Set(codes).sorted()
         self.kinds = Set(kinds).sorted()
+        self.rotary = Set(rotary).sorted()
     }
+
+    /// The key gestures (`kinds` less the rotary steps).
+    public var keyKinds: [GestureKind] { kinds.filter { !$0.isRotation } }
+    /// The rotary steps computed (none without `rotary` codes).
+    public var rotaryKinds: [GestureKind] { rotary.isEmpty ? [] : kinds.filter(\.isRotation) }
 }

@@ -10,7 +10,9 @@ import InputModel
 /// - chosen keys and buttons (`--ha-key`) a device has become `binary_sensor`s, on while down;
 /// - the device's counters (`events_in`, `events_out`, `dropped_total`, `syn_dropped`)
 ///   become `sensor`s with `state_class` `total_increasing`;
-/// - the gestures of its keys become device triggers and an `event` entity (`GestureTriggers`).
+/// - the gestures of its keys become device triggers and an `event` entity (`GestureTriggers`);
+/// - each key with gestures gets a wear `sensor` (with the counters): the chatter filter's
+///   drops of that key, `entity_category` diagnostic, so a switch wearing out shows up.
 ///
 /// Entities are available only while both the bridge and evflowd are (`availability_mode` all).
 public struct Discovery: Sendable {
@@ -99,6 +101,18 @@ public struct Discovery: Sendable {
                     ("state_class", .string("total_increasing")),
                     ("unit_of_measurement", .string(field == "syn_dropped" ? "overruns" : "events")),
                     ("entity_category", .string("diagnostic")),
+                ]))
+            }
+            // Wear: the keys a person presses as buttons (those with gestures), by the same
+            // privacy rule as their triggers; a full keyboard would make a hundred sensors.
+            for c in GestureTriggers.codes(of: d, keys: visibility) {
+                let code = naming.codeName(EventType.key, c) ?? String(c)
+                out.append(entity("sensor", "\(code)_chatter", name: "\(code) chatter", extra: [
+                    ("value_template", .string("{{ value_json.counters.chatter.get('\(code)', 0) }}")),
+                    ("state_class", .string("total_increasing")),
+                    ("unit_of_measurement", .string("bounces")),
+                    ("entity_category", .string("diagnostic")),
+                    ("icon", .string("mdi:gesture-tap-button")),
                 ]))
             }
         }

@@ -27,10 +27,14 @@ public enum Documents {
         // The gestures evflowd computes for its keys (protocol 1.5): a reload that changes them
         // changes the description, which is what republishes the device's discovery.
         if let g = d.gestures {
-            m.append(("gestures", .object([
+            var members: [(String, JSON)] = [
                 ("codes", .array(g.codes.map { .string(naming.codeName(EventType.key, $0) ?? String($0)) })),
                 ("kinds", .array(g.kinds.map { .string($0.rawValue) })),
-            ])))
+            ]
+            if !g.rotary.isEmpty {
+                members.append(("rotary", .array(g.rotary.map { .string(naming.codeName(EventType.rel, $0) ?? String($0)) })))
+            }
+            m.append(("gestures", .object(members)))
         }
         return .object(m)
     }
@@ -56,6 +60,10 @@ public enum Documents {
             ("syn_dropped", .int(Int64(c.synDropped))),
             ("dropped_total", .int(Int64(c.droppedByFilter.values.reduce(0, +)))),
             ("dropped", .object(c.droppedByFilter.keys.sorted().map { ($0, .int(Int64(c.droppedByFilter[$0]!))) })),
+            // Per key (protocol 1.6): what the wear sensors read (Discovery, "Wear").
+            ("chatter", .object(c.chatterByKey.keys.sorted().map {
+                (naming.codeName(EventType.key, $0) ?? String($0), .int(Int64(c.chatterByKey[$0]!)))
+            })),
         ])))
         return .object(m)
     }

@@ -6,7 +6,9 @@ import InputModel
 /// other entities, so before any press) and one `event` entity carrying every gesture.
 ///
 /// - Trigger topic `<prefix>/devices/<id>/gestures/<CODE>`, payload the gesture (`double`):
-///   every trigger of a key shares its topic and is told apart by `payload`.
+///   every trigger of a key shares its topic and is told apart by `payload`. A rotary step's
+///   payload is a document, `{"gesture":"rotate_right","count":3}`, its triggers telling
+///   the directions apart by `value_template` (the count stays in `trigger.payload_json`).
 /// - Event topic `<prefix>/devices/<id>/gesture`: `{"event_type":"KEY_F13_double",…}`.
 ///
 /// Key privacy (docs/protocol.md §7): a key's gestures are offered only when the bridge may see
@@ -24,7 +26,15 @@ public enum GestureTriggers {
         case .press: "button_press"
         case .release: "button_release"
         case .hold: "button_hold"
+        case .rotateRight: "rotate_right"
+        case .rotateLeft: "rotate_left"
         }
+    }
+
+    /// The rotary codes of `d` whose steps the bridge publishes (never hidden: no key).
+    public static func rotaryCodes(of d: DeviceInfo) -> [UInt16] {
+        guard let g = d.gestures, !g.rotaryKinds.isEmpty else { return [] }
+        return g.rotary
     }
 
     /// The keys of `d` whose gestures the bridge publishes: those evflowd computes gestures for
@@ -41,8 +51,10 @@ public enum GestureTriggers {
     /// entity's document (nil for a key the bridge does not publish).
     public static func messages(_ m: GestureMessage, device d: DeviceInfo, keys: KeyVisibility, layout: TopicLayout,
                                 naming: EventNaming = .standard) -> (trigger: (topic: String, payload: String), event: (topic: String, payload: JSON))? {
-        guard codes(of: d, keys: keys).contains(m.event.code), d.gestures?.kinds.contains(m.event.gesture) == true else { return nil }
-        let code = naming.codeName(EventType.key, m.event.code) ?? String(m.event.code)
+        let g = m.event.gesture
+        let published = g.isRotation ? rotaryCodes(of: d) : codes(of: d, keys: keys)
+        guard published.contains(m.event.code), d.gestures?.kinds.contains(g) == true else { return nil }
+        let code = naming.codeName(g.eventType, m.event.code) ?? String(m.event.code)
         let event: JSON = .object([
             ("event_type", .string(eventType(code: code, m.event.gesture))),
             ("code", .string(code)),
@@ -50,7 +62,9 @@ public enum GestureTriggers {
             ("count", .int(Int64(m.event.count))),
             ("time", .int(m.event.time)),
         ])
-        return ((layout.gestureTrigger(d.id.rawValue, code: code), m.event.gesture.rawValue),
+        let payload = g.isRotation ? JSON.object([("gesture", .string(g.rawValue)), ("count", .int(Int64(m.event.count)))]).text
+                                   : g.rawValue
+        return ((layout.gestureTrigger(d.id.rawValue, code: code), payload),
                 (layout.gestureEvents(d.id.rawValue), event))
     }
 }
@@ -60,27 +74,31 @@ extension Discovery {
     /// bridge may publish). `deviceBlock` and `availability` are the device's other entities'.
     func gestureEntities(for d: DeviceInfo, layout: TopicLayout, keys: KeyVisibility, naming: EventNaming,
                          deviceBlock: JSON, availability: [(String, JSON)], base: String, host: String) -> [Entity] {
-        let codes = GestureTriggers.codes(of: d, keys: keys)
-        guard gestures, !codes.isEmpty, let kinds = d.gestures?.kinds else { return [] }
+        let codes = GestureTriggers.codes(of: d, keys: keys), rotary = GestureTriggers.rotaryCodes(of: d)
+        guard gestures, !codes.isEmpty || !rotary.isEmpty, let described = d.gestures else { return [] }
         let dev = TopicLayout.objectID(d.id.rawValue)
         var out: [Entity] = []
         var eventTypes: [JSON] = []
-        for c in codes {
-            let code = naming.codeName(EventType.key, c) ?? String(c)
+        let pairs = codes.map { (EventType.key, $0, described.keyKinds) } + rotary.map { (EventType.rel, $0, described.rotaryKinds) }
+        for (type, c, kinds) in pairs {
+            let code = naming.codeName(type, c) ?? String(c)
             for g in kinds {
                 eventTypes.append(.string(GestureTriggers.eventType(code: code, g)))
                 // Device triggers have no unique_id: Home Assistant knows each by its discovery
                 // topic, which is stable (host, device id, code, gesture), and by type + subtype,
                 // unique per device.
+                var config: [(String, JSON)] = [
+                    ("automation_type", .string("trigger")),
+                    ("topic", .string(layout.gestureTrigger(d.id.rawValue, code: code))),
+                    ("type", .string(GestureTriggers.triggerType(g))),
+                    ("subtype", .string(code)),
+                    ("payload", .string(g.rawValue)),
+                ]
+                // A step's payload is a document (its count); the trigger matches its gesture.
+                if g.isRotation { config.append(("value_template", .string("{{ value_json.gesture }}"))) }
+                config.append(("device", deviceBlock))
                 out.append(Entity(component: "device_automation", objectID: "\(dev)_\(TopicLayout.objectID(code))_\(g.rawValue)",
-                                  config: .object([
-                                      ("automation_type", .string("trigger")),
-                                      ("topic", .string(layout.gestureTrigger(d.id.rawValue, code: code))),
-                                      ("type", .string(GestureTriggers.triggerType(g))),
-                                      ("subtype", .string(code)),
-                                      ("payload", .string(g.rawValue)),
-                                      ("device", deviceBlock),
-                                  ])))
+                                  config: .object(config)))
             }
         }
         var event: [(String, JSON)] = [

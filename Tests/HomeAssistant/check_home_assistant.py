@@ -31,6 +31,7 @@ import aiohttp
 HOST = "checkhost"
 PAD = "Tests/Fixtures/handmade/ha-macro-pad.evemu"
 LID = "Tests/Fixtures/handmade/lid-switch-slow.evemu"
+KNOB = "Tests/Fixtures/handmade/ha-knob.evemu"
 
 
 def free_port():
@@ -101,7 +102,8 @@ class HomeAssistant:
         code = (await r.json())["auth_code"]
         r = await self.session.post(f"{self.url}/auth/token", data={
             "grant_type": "authorization_code", "code": code, "client_id": client})
-        self.token = (await r.json())["access_token"]
+        self.tokens = await r.json()
+        self.token = self.tokens["access_token"]
         self.ws = await self.session.ws_connect(self.url + "/api/websocket")
         await self.ws.receive_json()
         await self.ws.send_json({"type": "auth", "access_token": self.token})
@@ -182,6 +184,8 @@ async def check(args, run):
 
     config = os.path.join(run.dir, "ha")
     os.makedirs(config)
+    # /local/ (the config's www directory, if it exists at start) serves the screenshot's login page.
+    os.makedirs(os.path.join(config, "www"))
     with open(os.path.join(config, "configuration.yaml"), "w") as f:
         # The least that onboarding, the MQTT integration, automations and a counter need;
         # no `default_config` (dozens of integrations this check does not use).
@@ -201,8 +205,11 @@ api:
 config:
 onboarding:
 automation: !include automations.yaml
+{"frontend:" if args.screenshot else ""}
 counter:
   evflow_double:
+    initial: 0
+  evflow_knob_right:
     initial: 0
 """)
     with open(os.path.join(config, "automations.yaml"), "w") as f:
@@ -233,7 +240,7 @@ counter:
             f.write('version: 1\ndevices:\n  - match: { name: "Test Macro Pad" }\n    gestures: on\n')
         sock = os.path.join(run.dir, "evflowd.sock")
         t0 = time.monotonic()
-        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, "--loop",
+        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, KNOB, "--loop",
                                   "--config", evflow_config, "--socket", sock])
         async def listening():
             return True if os.path.exists(sock) else None
@@ -244,12 +251,13 @@ counter:
 
         async def all_devices():
             devices = await ha.evflow_devices()
-            return devices if len(devices) == 3 else None
-        devices = await wait_for("evflow's three devices in Home Assistant's device registry", all_devices, 30)
+            return devices if len(devices) == 4 else None
+        devices = await wait_for("evflow's four devices in Home Assistant's device registry", all_devices, 30)
         seen_after = time.monotonic() - t0
         pads = sorted((d for d in devices.values() if d["name"] == f"Test Macro Pad ({HOST})"), key=lambda d: d["id"])
         lids = [d for d in devices.values() if d["name"] == f"Test Lid Switch ({HOST})"]
-        if len(pads) != 2 or len(lids) != 1:
+        knobs = [d for d in devices.values() if d["name"] == f"Test Knob ({HOST})"]
+        if len(pads) != 2 or len(lids) != 1 or len(knobs) != 1:
             raise Failure(f"device names: {sorted(d['name'] for d in devices.values())}")
         pad, lid = pads[0], lids[0]
         for d, model in ((pads[0], "1209:0001 Test Macro Pad"), (pads[1], "1209:0001 Test Macro Pad"), (lid, "0000:0005 Test Lid Switch")):
@@ -303,6 +311,29 @@ counter:
             raise Failure("the counter moved before any press")
         ok(f"{autos[0]['entity_id']}: on, triggered by the first pad's BTN_0 button_double_press; counter at 0")
 
+        # The knob: REL_DIAL's rotary steps as device triggers, before any turn; an automation
+        # on rotate_right adds each step's count (the trigger's payload document) to a counter.
+        knob = knobs[0]
+        knob_listed = await ha.call({"type": "device_automation/trigger/list", "device_id": knob["id"]})
+        knob_pairs = sorted((t["subtype"], t["type"]) for t in knob_listed if t.get("domain") == "mqtt")
+        if ("REL_DIAL", "rotate_right") not in knob_pairs or ("REL_DIAL", "rotate_left") not in knob_pairs:
+            raise Failure(f"the knob's triggers: {knob_pairs}")
+        right = next(t for t in knob_listed if t.get("subtype") == "REL_DIAL" and t["type"] == "rotate_right")
+        await ha.rest("POST", "/api/config/automation/config/evflow_knob", {
+            "alias": "evflow knob right", "mode": "queued",
+            "triggers": [{k: v for k, v in right.items() if k != "metadata"}],
+            "actions": [{"action": "counter.set_value", "target": {"entity_id": "counter.evflow_knob_right"},
+                         "data": {"value": "{{ states('counter.evflow_knob_right') | int + trigger.payload_json.count }}"}}]})
+        async def knob_automation_on():
+            states = await ha.rest("GET", "/api/states")
+            autos = [x for x in states if x["entity_id"].startswith("automation.") and x["attributes"].get("friendly_name") == "evflow knob right"]
+            return autos if autos and autos[0]["state"] == "on" else None
+        await wait_for("the knob's automation loaded", knob_automation_on, 20)
+        knob_event = [e for e in await ha.entities_of(knob["id"]) if e.startswith("event.")]
+        if len(knob_event) != 1:
+            raise Failure(f"one event entity for the knob, got {knob_event}")
+        ok(f"knob: device triggers {[p for p in knob_pairs if p[0] == 'REL_DIAL']} before any turn; an automation sums rotate_right counts")
+
         # The lid recording: closed at 0.1 s, opened at 6 s, closed at 12 s. An `opening`
         # binary sensor is on when open; Home Assistant evaluates the discovery's value template.
         async def lid_state(expected, after, until):
@@ -333,6 +364,32 @@ counter:
             raise Failure(f"{events[0]} after the double press: {event_state}")
         ok(f"the recorded double press ran the automation once (counter 1); {events[0]}: event_type BTN_0_double")
 
+        # Wear: BTN_2's press at 18 s bounces (up 4 ms after, down again 4 ms later); the
+        # button debounce drops both edges, and the pad's BTN_2 wear sensor (diagnostic) counts
+        # them; BTN_0's never bounced.
+        wear = {e.rsplit("_", 2)[-2]: e for e in pad_entities if e.startswith("sensor.") and e.endswith("_chatter")}
+        if sorted(wear) != ["0", "1", "2", "3"]:
+            raise Failure(f"one wear sensor per button of the pad, got {sorted(wear)}")
+        categories = {pad_entities[e].get("entity_category") for e in wear.values()}
+        if categories != {"diagnostic"}:
+            raise Failure(f"wear sensors' entity_category: {categories}")
+        await asyncio.sleep(max(0.0, t0 + 19.0 - time.monotonic()))
+        worn, sound = await ha.state(wear["2"]), await ha.state(wear["0"])
+        if worn != "2" or sound != "0":
+            raise Failure(f"wear sensors after BTN_2's bounce: {wear['2']} {worn} (expected 2), {wear['0']} {sound} (expected 0)")
+        ok(f"wear: {wear['2']} 2 after BTN_2's bounce at 18 s, {wear['0']} 0; entity_category diagnostic")
+
+        # The knob's three clockwise detents at 16.00–16.04 s: a step of 1 at once and one of 2
+        # at the window's end, both through the rotate_right trigger (3 in all); the detent back
+        # at 17 s is the event entity's last event, rotate_left of 1.
+        turned = await ha.state("counter.evflow_knob_right")
+        knob_state = await ha.rest("GET", f"/api/states/{knob_event[0]}")
+        if turned != "3":
+            raise Failure(f"counter.evflow_knob_right after three detents: {turned}, expected 3")
+        if knob_state["attributes"].get("event_type") != "REL_DIAL_rotate_left" or knob_state["attributes"].get("count") != 1:
+            raise Failure(f"{knob_event[0]} after the turn back: {knob_state}")
+        ok(f"knob: three detents made rotate_right steps summing to 3 (counter 3); {knob_event[0]}: REL_DIAL_rotate_left, count 1")
+
         # A looping replay removes every device at the end of a pass and adds it again, as a
         # Bluetooth device that sleeps and wakes: the bridge clears the device's discovery
         # topics, then publishes them again. Home Assistant must see the same devices again.
@@ -342,7 +399,7 @@ counter:
         await wait_for("the lid's entity removed at the end of the replay's pass (20.1 s)", lid_entity_gone, 40)
         async def back():
             now = await ha.evflow_devices()
-            if len(now) != 3:
+            if len(now) != 4:
                 return None
             lid_now = next(d for d in now.values() if d["name"] == lid["name"])
             return now if lid_sensor[0] in await ha.entities_of(lid_now["id"]) else None
@@ -350,7 +407,7 @@ counter:
         after = {i: d["id"] for i, d in again.items()}
         if after != before:
             raise Failure(f"device registry ids changed across a removal and re-add: {before} → {after}")
-        ok("after the replay's loop removed and re-added every device: the same three device registry entries")
+        ok("after the replay's loop removed and re-added every device: the same four device registry entries")
 
         # The second pass's double press (15.33 s into it) reaches the same automation through
         # the re-published trigger: once more, and no single or other press counts.
@@ -374,6 +431,37 @@ counter:
             raise Failure(f"{len(errors)} template or MQTT errors in Home Assistant's log, first: {errors[0][:300]}")
         ok("Home Assistant's log: no template or MQTT error (every payload matched its entity's template)")
 
+        if args.screenshot:
+            await screenshot(args, run, ha, config, pad["id"])
+
+
+async def screenshot(args, run, ha, config, device_id):
+    """The pad's device page as headless chromium renders it (docs/img, for docs/mqtt.md).
+
+    The frontend keeps its login in localStorage (`hassTokens`): a page on Home Assistant's
+    own origin (/local/, the config's www directory) stores the check's tokens there and moves
+    on to the device page; --virtual-time-budget lets that script and the page's rendering run
+    before the picture is taken."""
+    # The frontend shows onboarding's remaining steps until they are done (the check needed
+    # only the user): location, analytics, integrations.
+    await ha.rest("POST", "/api/onboarding/core_config")
+    await ha.rest("POST", "/api/onboarding/analytics")
+    await ha.rest("POST", "/api/onboarding/integration", {"client_id": ha.url + "/", "redirect_uri": ha.url + "/?auth_callback=1"})
+    t = ha.tokens
+    tokens = {"access_token": t["access_token"], "refresh_token": t["refresh_token"], "token_type": "Bearer",
+              "expires_in": t["expires_in"], "hassUrl": ha.url, "clientId": ha.url + "/",
+              "expires": int((time.time() + t["expires_in"]) * 1000)}
+    with open(os.path.join(config, "www", "evflow-login.html"), "w") as f:
+        f.write("<!doctype html><script>localStorage.setItem('hassTokens', " + json.dumps(json.dumps(tokens))
+                + f");location.replace('/config/devices/device/{device_id}');</script>\n")
+    out = os.path.abspath(args.screenshot)
+    chromium = subprocess.run([args.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                               "--window-size=1280,1100", "--virtual-time-budget=30000", f"--screenshot={out}",
+                               ha.url + "/local/evflow-login.html"], capture_output=True, text=True, timeout=180)
+    if chromium.returncode != 0 or not os.path.exists(out):
+        raise Failure(f"chromium: exit {chromium.returncode}: {chromium.stderr[-500:]}")
+    ok(f"screenshot of the pad's device page: {out} ({os.path.getsize(out)} bytes)")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -381,6 +469,8 @@ def main():
     parser.add_argument("--hass", required=True, help="the hass executable")
     parser.add_argument("--start-timeout", type=float, default=300, help="seconds Home Assistant may take to start")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, HA's config)")
+    parser.add_argument("--screenshot", help="also load Home Assistant's frontend and save a picture of the pad's device page here (PNG)")
+    parser.add_argument("--chromium", default="chromium", help="the chromium executable for --screenshot")
     args = parser.parse_args()
     run = Run(args.keep)
     try:

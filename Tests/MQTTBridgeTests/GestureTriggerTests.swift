@@ -77,7 +77,7 @@ private func object(_ j: JSON) throws -> [String: Any] {
     @Test func theTriggerTypesAreHomeAssistantsWhereItHasThem() {
         #expect(GestureKind.allCases.map(GestureTriggers.triggerType) == [
             "button_press", "button_release", "button_short_press", "button_double_press", "button_triple_press",
-            "button_long_press", "button_hold"])
+            "button_long_press", "button_hold", "rotate_right", "rotate_left"])
     }
 
     @Test func identityFollowsTheDeviceIDTwoIdenticalDevicesAreTwoDevices() throws {
@@ -193,5 +193,71 @@ private func object(_ j: JSON) throws -> [String: Any] {
         let cleared = later.filter { $0.topic.hasPrefix("homeassistant/device_automation/") && $0.payload.isEmpty }
         #expect(added.count == 2)
         #expect(cleared.count == 2)   // KEY_A single and BTN_0 single
+    }
+}
+
+/// Issue #31: the chatter filter's drops per key as one diagnostic sensor per key with
+/// gestures, so a wearing switch shows up in Home Assistant; the same privacy rule as triggers.
+@Suite(.ownLiveResources) struct WearSensorTests {
+    let layout = try! TopicLayout(hostname: "panel")
+
+    @Test func oneDiagnosticWearSensorPerKeyWithGesturesReadingTheStateDocument() throws {
+        let d = pad()
+        let dev = TopicLayout.objectID(d.id.rawValue)
+        let wear = Discovery().entities(for: d, layout: layout).filter { $0.objectID.hasSuffix("_chatter") }
+        #expect(wear.map(\.objectID) == ["\(dev)_key_a_chatter", "\(dev)_key_f13_chatter", "\(dev)_btn_0_chatter"])
+        let config = try object(try #require(wear.last).config)
+        #expect(config["entity_category"] as? String == "diagnostic")
+        #expect(config["state_class"] as? String == "total_increasing")
+        #expect(config["state_topic"] as? String == layout.state(d.id.rawValue))
+        #expect(config["value_template"] as? String == "{{ value_json.counters.chatter.get('BTN_0', 0) }}")
+        #expect(config["unique_id"] as? String == "evflow_panel_\(dev)_btn_0_chatter")
+
+        let hidden = Discovery().entities(for: d, layout: layout, visibility: .hidden).filter { $0.objectID.hasSuffix("_chatter") }
+        #expect(hidden.map(\.objectID) == ["\(dev)_key_f13_chatter", "\(dev)_btn_0_chatter"])
+        #expect(Discovery(counters: false).entities(for: d, layout: layout).allSatisfy { !$0.objectID.hasSuffix("_chatter") })
+    }
+
+    @Test func theStateDocumentCarriesEachKeysChatterAlwaysAnObject() {
+        let d = pad()
+        let quiet = Documents.state(DeviceStateReport(device: d)).text
+        #expect(quiet.contains(#""chatter":{}"#), "an empty object, so the template's get() always works")
+        let worn = Documents.state(DeviceStateReport(device: d, counters: DeviceCounters(chatterByKey: [btn0: 12, keyF13: 1]))).text
+        #expect(worn.contains(#""chatter":{"KEY_F13":1,"BTN_0":12}"#))
+    }
+}
+
+/// Issue #31: a knob's rotary steps as device triggers `rotate_right` / `rotate_left` of its
+/// `EV_REL` code, the count in the trigger's payload document and in the event entity.
+@Suite(.ownLiveResources) struct RotaryTriggerTests {
+    let layout = try! TopicLayout(hostname: "panel")
+
+    func knob() -> DeviceInfo {
+        var d = DeviceInfo(name: "Knob", inputID: InputID(bustype: 3, vendor: 0x077d, product: 0x0410, version: 1),
+                           classes: [], capabilities: [EventType.key: [btn0], EventType.rel: [7]])
+        d.gestures = DeviceGestures(codes: [btn0], kinds: [.single, .rotateRight, .rotateLeft], rotary: [7])
+        return d
+    }
+
+    @Test func rotaryTriggersMatchTheirDirectionByTemplateAndKeysGetNoRotation() throws {
+        let d = knob()
+        let triggers = try Discovery(counters: false).entities(for: d, layout: layout, visibility: .hidden)
+            .filter { $0.component == "device_automation" }.map { try object($0.config) }
+        let pairs = Set(triggers.map { "\($0["subtype"]!) \($0["type"]!)" })
+        #expect(pairs == ["BTN_0 button_short_press", "REL_DIAL rotate_right", "REL_DIAL rotate_left"])
+        let right = try #require(triggers.first { $0["type"] as? String == "rotate_right" })
+        #expect(right["value_template"] as? String == "{{ value_json.gesture }}")
+        #expect(right["payload"] as? String == "rotate_right")
+        #expect(right["topic"] as? String == "evflow/panel/devices/\(d.id.rawValue)/gestures/REL_DIAL")
+        let event = try object(try #require(Discovery(counters: false).entities(for: d, layout: layout).first { $0.component == "event" }).config)
+        #expect(event["event_types"] as? [String] == ["BTN_0_single", "REL_DIAL_rotate_right", "REL_DIAL_rotate_left"])
+    }
+
+    @Test func aStepPublishesItsCountOnTheTriggerAndTheEvent() throws {
+        let d = knob()
+        let m = GestureMessage(device: d.id, event: GestureEvent(time: 9, code: 7, gesture: .rotateLeft, count: 4))
+        let (trigger, event) = try #require(GestureTriggers.messages(m, device: d, keys: .hidden, layout: layout))
+        #expect(trigger.payload == #"{"gesture":"rotate_left","count":4}"#)
+        #expect(event.payload.text.contains(#""event_type":"REL_DIAL_rotate_left","code":"REL_DIAL","gesture":"rotate_left","count":4"#))
     }
 }

@@ -97,7 +97,7 @@ let keyboard: DeviceInfo = {
                                   counters: DeviceCounters(framesIn: 10, eventsIn: 20, framesOut: 8, eventsOut: 15, synDropped: 1,
                                                            droppedByFilter: ["key-debounce": 4, "abs-hysteresis": 1]))
         let doc = Documents.state(r)
-        #expect(doc.text == #"{"device":"0003:1234:abcd-"# + keyboard.id.rawValue.split(separator: "-").last! + #"","keys_down":["KEY_A","KEY_POWER"],"switches":{},"leds":{"LED_CAPSL":1},"abs":{"ABS_X":-3},"last_event":42,"counters":{"frames_in":10,"events_in":20,"frames_out":8,"events_out":15,"syn_dropped":1,"dropped_total":5,"dropped":{"abs-hysteresis":1,"key-debounce":4}}}"#)
+        #expect(doc.text == #"{"device":"0003:1234:abcd-"# + keyboard.id.rawValue.split(separator: "-").last! + #"","keys_down":["KEY_A","KEY_POWER"],"switches":{},"leds":{"LED_CAPSL":1},"abs":{"ABS_X":-3},"last_event":42,"counters":{"frames_in":10,"events_in":20,"frames_out":8,"events_out":15,"syn_dropped":1,"dropped_total":5,"dropped":{"abs-hysteresis":1,"key-debounce":4},"chatter":{}}}"#)
     }
 
     @Test func descriptionDocumentEscapesAndNamesCapabilities() throws {

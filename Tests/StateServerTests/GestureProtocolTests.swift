@@ -54,6 +54,23 @@ private let btn0: UInt16 = 0x100
         #expect(decoded == .devices([pad], tag: nil))
     }
 
+    @Test("a rotary step names its EV_REL code (1.6), never hidden; a summary lists its rotary codes")
+    func rotaryStepsOnTheWire() throws {
+        let id = DeviceID(rawValue: "knob")
+        var w = MessageWriter()
+        w.appendGesture(device: id, GestureEvent(time: 5, code: 7, gesture: .rotateLeft, count: 3), keys: .hidden)
+        #expect(String(decoding: w.bytes, as: UTF8.self)
+            == #"{"class":"GESTURE","device":"knob","time":5,"code":"REL_DIAL","gesture":"rotate_left","count":3}"# + "\n")
+        #expect(try ServerMessage.decode(w.bytes.dropLast())
+            == .gesture(GestureMessage(device: id, event: GestureEvent(time: 5, code: 7, gesture: .rotateLeft, count: 3))))
+        var knob = DeviceInfo(name: "knob", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 1), classes: [.key])
+        knob.gestures = DeviceGestures(codes: [btn0], kinds: [.single, .rotateRight, .rotateLeft], rotary: [7])
+        var d = MessageWriter()
+        d.appendDevices([knob], tag: nil)
+        #expect(String(decoding: d.bytes, as: UTF8.self).contains(#""gestures":{"codes":["BTN_0"],"kinds":["single","rotate_right","rotate_left"],"rotary":["REL_DIAL"]}"#))
+        #expect(try ServerMessage.decode(d.bytes.dropLast()) == .devices([knob], tag: nil))
+    }
+
     @Test func watchTheGesturesStreamRoundTrips() throws {
         let request = try Request.parse(#"{"class":"WATCH","devices":["key"],"types":["EV_KEY"],"stream":"gestures"}"#)
         guard case .watch(let watch) = request.kind else { Issue.record("not a WATCH"); return }

@@ -58,6 +58,17 @@ import Glibc
         #expect(w.bytes.isEmpty)
     }
 
+    @Test("issue #31: a key's chatter count names the key; hidden, only buttons' and non-text keys' are shown (the gestures' rule)")
+    func hiddenStateShowsChatterOfButtonsAndNonTextKeysOnly() throws {
+        var info = DeviceInfo(name: "k", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 3))
+        info.id = kb
+        let report = DeviceStateReport(device: info, counters: DeviceCounters(chatterByKey: [30: 4, 183: 2, 0x100: 7]))
+        #expect(KeyPrivacy.redacted(report).counters.chatterByKey == [183: 2, 0x100: 7])
+        var w = MessageWriter()
+        w.appendState(report)
+        #expect(String(decoding: w.bytes, as: UTF8.self).contains(#""chatter_by_key":{"KEY_A":4,"KEY_F13":2,"BTN_0":7}"#))
+    }
+
     @Test func hiddenStateCountsKeysDownAsUnknownAndHiddenStatsNameNoKey() throws {
         var info = DeviceInfo(name: "k", inputID: InputID(bustype: 3, vendor: 1, product: 2, version: 3))
         info.id = kb
@@ -66,6 +77,7 @@ import Glibc
         var w = MessageWriter()
         w.appendState(KeyPrivacy.redacted(report))
         #expect(String(decoding: w.bytes, as: UTF8.self).contains(#""keys_down":["KEY_UNKNOWN","KEY_UNKNOWN","BTN_LEFT"]"#))
+        #expect(!String(decoding: w.bytes, as: UTF8.self).contains("chatter_by_key"), "written only when a key chattered")
 
         var stats = ServerStats(release: "r", uptime: 0, now: 0, devices: 1, clients: 1, watchers: 0, liveResources: 0)
         stats.spuriousRelease = [kb: ["KEY_E", "BTN_LEFT", "767"]]
@@ -131,7 +143,7 @@ import Glibc
     @Test func theGreetingsKeysDecodesAndAnOlderServersGreetingHasNone() throws {
         var w = MessageWriter()
         w.appendVersion(release: "r", keys: .hidden)
-        #expect(try ServerMessage.decode(w.bytes.dropLast()) == .version(release: "r", protoMajor: 1, protoMinor: 5, keys: .hidden))
+        #expect(try ServerMessage.decode(w.bytes.dropLast()) == .version(release: "r", protoMajor: 1, protoMinor: 6, keys: .hidden))
         let old = Array(#"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":1}"#.utf8)
         #expect(try ServerMessage.decode(old[...]) == .version(release: "0.1.0", protoMajor: 1, protoMinor: 1, keys: nil))
     }
@@ -164,7 +176,7 @@ import Glibc
             #expect(try hidden2.read()["keys"] as? String == "hidden")
             let hello = try member.read()
             #expect(hello["keys"] as? String == "visible")
-            #expect(hello["proto_minor"] as? Int == 5)
+            #expect(hello["proto_minor"] as? Int == 6)
 
             // Selecting one key is refused; the watch in force stays.
             _ = try hidden.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)

@@ -30,7 +30,8 @@ private let kb: DeviceInfo = {
         let report = DeviceStateReport(device: kb, keysDown: [30, 767], abs: [0: -3], switches: [:], leds: [0: 1, 1: 0],
                                        lastEventTime: 81_234_567_890_123,
                                        counters: DeviceCounters(framesIn: 5, eventsIn: 9, framesOut: 4, eventsOut: 7,
-                                                                synDropped: 1, droppedByFilter: ["key-debounce": 2]))
+                                                                synDropped: 1, droppedByFilter: ["key-debounce": 2],
+                                                                chatterByKey: [30: 2, 0x100: 5]))
         var stats = ServerStats(release: "0.1.0", uptime: 12.25, now: 99, devices: 1, clients: 2, watchers: 1,
                                 liveResources: 57, droppedByFilter: ["key-debounce": 2],
                                 closed: Dictionary(uniqueKeysWithValues: CloseReason.allCases.map { ($0, 1) }),

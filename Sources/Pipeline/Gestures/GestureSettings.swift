@@ -15,6 +15,10 @@ public struct GestureSettings: Hashable, Sendable {
     public var long: Int64 = GestureSettings.defaultLong
     /// `hold` repeats every this long (ns) after the first, which comes with `long`.
     public var hold: Int64 = GestureSettings.defaultHold
+    /// The `EV_REL` codes rotary steps are computed for (`REL_DIAL`, a knob's wheels).
+    public var rotary: Set<UInt16> = []
+    /// The step window (ns): ticks of one direction within it make one step (`RotaryState`).
+    public var step: Int64 = GestureSettings.defaultStep
 
     /// The default multi-press window: 300 ms.
     public static let defaultMultiPress: Int64 = 300_000_000
@@ -22,14 +26,19 @@ public struct GestureSettings: Hashable, Sendable {
     public static let defaultLong: Int64 = 500_000_000
     /// The default hold period: 200 ms.
     public static let defaultHold: Int64 = 200_000_000
+    /// The default step window: 100 ms.
+    public static let defaultStep: Int64 = 100_000_000
 
     /// No gesture at all.
     public init() {}
 
     /// Gestures for `codes`.
     public init(codes: Set<UInt16>, kinds: Set<GestureKind> = Set(GestureKind.allCases),
-                multiPress: Int64 = defaultMultiPress, long: Int64 = defaultLong, hold: Int64 = defaultHold) {
+                multiPress: Int64 = defaultMultiPress, long: Int64 = defaultLong, hold: Int64 = defaultHold,
+                rotary: Set<UInt16> = [], step: Int64 = defaultStep) {
         self.codes = codes
+        self.rotary = rotary
+        self.step = step
         self.kinds = kinds
         self.multiPress = multiPress
         self.long = long
@@ -37,7 +46,12 @@ public struct GestureSettings: Hashable, Sendable {
     }
 
     /// Whether no gesture can come.
-    public var isEmpty: Bool { codes.isEmpty || kinds.isEmpty }
+    public var isEmpty: Bool { !hasKeyGestures && !hasRotarySteps }
+
+    /// Whether some key gesture can come.
+    var hasKeyGestures: Bool { !codes.isEmpty && kinds.contains { !$0.isRotation } }
+    /// Whether some rotary step can come.
+    var hasRotarySteps: Bool { !rotary.isEmpty && kinds.contains { $0.isRotation } }
 
     /// The highest count gesture sent (3 with `triple`, …, 0 with none): a sequence ends at
     /// the release of that press, without waiting for the window.
@@ -50,7 +64,10 @@ public struct GestureSettings: Hashable, Sendable {
 
     /// What DEVICES reports (nil when empty).
     public var described: DeviceGestures? {
-        isEmpty ? nil : DeviceGestures(codes: codes, kinds: kinds)
+        // Only what can come: no rotary kinds without rotary codes, no key kinds without keys.
+        isEmpty ? nil : DeviceGestures(codes: hasKeyGestures ? codes : [],
+                                       kinds: kinds.filter { $0.isRotation ? hasRotarySteps : hasKeyGestures },
+                                       rotary: hasRotarySteps ? rotary : [])
     }
 }
 
@@ -70,6 +87,10 @@ extension FilterConfig {
         public var long: Int64?
         /// `hold` (nil: keep).
         public var hold: Int64?
+        /// `rotary:` the `EV_REL` codes (nil: the default, `RotaryCodes`).
+        public var rotary: Set<UInt16>?
+        /// `step` (nil: keep).
+        public var step: Int64?
 
         /// A rule that turns gestures on or off with nothing else given.
         public init(enabled: Bool) { self.enabled = enabled }
@@ -80,7 +101,9 @@ extension FilterConfig {
     /// nodes, numeric keypads, macro pads that do not present a full keyboard.
     public static func gesturesByDefault(_ device: DeviceInfo) -> Bool {
         let other: Set<DeviceClass> = [.keyboard, .mouse, .pointingstick, .touchpad, .touchscreen, .tablet, .tabletPad, .joystick]
-        return device.classes.contains(.key) && device.classes.isDisjoint(with: other)
+        guard device.classes.isDisjoint(with: other) else { return false }
+        // A knob (`REL_DIAL`, as the PowerMate and the Surface Dial report) is a remote too.
+        return device.classes.contains(.key) || (device.capabilities[EventType.rel] ?? []).contains(RotaryCodes.dial)
     }
 
     /// The gestures of one device: the default (`gesturesByDefault`), then each matching
@@ -89,6 +112,7 @@ extension FilterConfig {
     public func gestureSettings(for device: DeviceInfo) -> GestureSettings {
         var enabled = Self.gesturesByDefault(device)
         var codes: Set<UInt16>?
+        var rotary: Set<UInt16>?
         var s = GestureSettings(codes: [])
         for rule in rules where rule.match.matches(device) {
             guard let g = rule.gestures else { continue }
@@ -98,10 +122,14 @@ extension FilterConfig {
             s.multiPress = g.multiPress ?? s.multiPress
             s.long = g.long ?? s.long
             s.hold = g.hold ?? s.hold
+            rotary = g.rotary ?? rotary
+            s.step = g.step ?? s.step
         }
         guard enabled else { return GestureSettings() }
         let has = (device.capabilities[EventType.key] ?? []).filter { !TouchCodes.isTouchOrTool($0) }
         s.codes = codes.map { $0.intersection(has) } ?? has
+        let rel = device.capabilities[EventType.rel] ?? []
+        s.rotary = rotary.map { $0.intersection(rel) } ?? RotaryCodes.defaults(for: device)
         return s
     }
 }
@@ -114,7 +142,7 @@ extension ConfigReader {
             switch s.string.trimmingSpaces().lowercased() {
             case "off", "false", "no": return FilterConfig.GestureRule(enabled: false)
             case "on", "true", "yes": return FilterConfig.GestureRule(enabled: true)
-            default: throw error(node, path, "expected off, on or a mapping (keys, gestures, multi_press, long, hold)")
+            default: throw error(node, path, "expected off, on or a mapping (keys, gestures, multi_press, long, hold, rotary, step)")
             }
         }
         var rule = FilterConfig.GestureRule(enabled: true)
@@ -143,16 +171,28 @@ extension ConfigReader {
                     kinds.insert(kind)
                 }
                 rule.kinds = kinds
-            case "multi_press", "long", "hold":
+            case "rotary":
+                guard case .sequence(let items) = value else { throw error(value, p, "expected a list of relative axis names (REL_DIAL, REL_WHEEL, …)") }
+                var codes = Set<UInt16>()
+                for (i, item) in items.enumerated() {
+                    guard case .scalar(let s) = item, let (type, code) = EventNames.code(named: s.string.trimmingSpaces()),
+                          type == EventType.rel else {
+                        throw error(item, "\(p)[\(i)]", "not a relative axis name (REL_DIAL, REL_WHEEL, REL_HWHEEL, …)")
+                    }
+                    codes.insert(code)
+                }
+                rule.rotary = codes
+            case "multi_press", "long", "hold", "step":
                 let d = try duration(value, p)
                 guard d > 0 else { throw error(value, p, "must be more than 0") }
                 switch key {
                 case "multi_press": rule.multiPress = d
                 case "long": rule.long = d
+                case "step": rule.step = d
                 default: rule.hold = d
                 }
             default:
-                throw error(value, p, "unknown key (expected keys, gestures, multi_press, long, hold)")
+                throw error(value, p, "unknown key (expected keys, gestures, multi_press, long, hold, rotary, step)")
             }
         }
         return rule

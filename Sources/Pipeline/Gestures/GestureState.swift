@@ -98,16 +98,20 @@ struct GestureState: Hashable, Sendable {
 struct GestureRecognizer: Sendable {
     private(set) var settings: GestureSettings
     private var states: [UInt16: GestureState] = [:]
+    /// The rotary codes with a step window open (RotaryState.swift).
+    private var rotors: [UInt16: RotaryState] = [:]
 
     init(settings: GestureSettings) { self.settings = settings }
 
-    /// The earliest deadline of any key, nil when none is pending.
+    /// The earliest deadline of any key or rotary code, nil when none is pending.
     var nextDeadline: Int64? {
-        states.values.compactMap { $0.deadline(settings) }.min()
+        let keys = states.values.compactMap { $0.deadline(settings) }.min()
+        guard let rotary = rotors.values.compactMap(\.deadline).min() else { return keys }
+        return min(keys ?? .max, rotary)
     }
 
-    /// Whether any key is in a sequence.
-    var isBusy: Bool { !states.isEmpty }
+    /// Whether any key is in a sequence or any rotary window is open.
+    var isBusy: Bool { !states.isEmpty || !rotors.isEmpty }
 
     /// New settings: when they differ, every key's sequence is dropped (nothing pending
     /// fires; releases of keys down now send nothing), so no gesture mixes two settings.
@@ -115,12 +119,20 @@ struct GestureRecognizer: Sendable {
         guard new != settings else { return }
         settings = new
         states = [:]
+        rotors = [:]
     }
 
-    /// The gestures the frame's key events make, in event order.
+    /// The gestures the frame's events make: its rotary codes' steps, then its keys' gestures,
+    /// each in event order (a frame with both is rare: a knob's push and turn at once).
     mutating func process(_ frame: InputFrame) -> [GestureEvent] {
         if settings.isEmpty { return [] }
         var out: [GestureEvent] = []
+        for e in frame.events where e.type == EventType.rel && settings.rotary.contains(e.code) {
+            var rotor = rotors[e.code] ?? RotaryState()
+            let made = rotor.tick(e.value, at: e.time, window: settings.step)
+            rotors[e.code] = rotor.isIdle ? nil : rotor
+            append(made, code: e.code, to: &out)
+        }
         for e in frame.events where e.type == EventType.key && settings.codes.contains(e.code) {
             var state = states[e.code] ?? GestureState()
             let made: [(GestureKind, Int, Int64)]
@@ -135,13 +147,21 @@ struct GestureRecognizer: Sendable {
         return out
     }
 
-    /// Fires every key whose deadline is `t` (keys in code order, so a replay is exact).
+    /// Fires every key and rotary code whose deadline is `t` (keys in code order, then rotary
+    /// codes in code order, so a replay is exact).
     mutating func fire(at t: Int64) -> [GestureEvent] {
         var out: [GestureEvent] = []
         for code in states.keys.sorted() {
             guard var state = states[code], state.deadline(settings) == t else { continue }
             let made = state.fire(at: t, settings)
             states[code] = state.isIdle ? nil : state
+            append(made, code: code, to: &out)
+        }
+        // Rotary codes after the keys, in code order.
+        for code in rotors.keys.sorted() {
+            guard var rotor = rotors[code], rotor.deadline == t else { continue }
+            let made = rotor.fire(at: t, window: settings.step)
+            rotors[code] = rotor.isIdle ? nil : rotor
             append(made, code: code, to: &out)
         }
         return out

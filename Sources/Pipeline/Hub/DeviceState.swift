@@ -72,6 +72,8 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     /// Whether the accessibility filters counted anything: the state store writes their
     /// counts only then, so a device without them pays one test per frame.
     public private(set) var accessibilityCounted = false
+    /// `key_chatter`'s drops per key (the first `KeyChatterCounts.capacity` keys that chatter).
+    public var chatterByKey = KeyChatterCounts()
 
     /// Zero counters.
     public init() {}

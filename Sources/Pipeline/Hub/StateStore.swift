@@ -159,7 +159,9 @@ extension StateStore {
         static let filterBase = counterBase + Counter.allCases.count
         /// The filters (made once: `allCases` builds an array).
         static let filterKinds = FilterKind.allCases
-        static let wordCount = filterBase + filterKinds.count * 3
+        /// `DeviceCounters.chatterByKey`: its entries, then its overflow.
+        static let chatterBase = filterBase + filterKinds.count * 3
+        static let wordCount = chatterBase + KeyChatterCounts.capacity + 1
 
         /// The first of a filter's three words (dropped, delayed, merged). A switch rather than
         /// a position in `filterKinds`, so the per-frame counter write is straight-line stores.
@@ -273,6 +275,10 @@ extension StateStore {
                     setFilter(.bounceKeys, c)
                     setFilter(.slowKeys, c)
                 }
+                if !c.chatterByKey.isEmpty {   // one test per frame while no key chattered
+                    for i in 0..<KeyChatterCounts.capacity { set(Slot.chatterBase + i, c.chatterByKey.word(i)) }
+                    set(Slot.chatterBase + KeyChatterCounts.capacity, c.chatterByKey.overflow)
+                }
             }
 
             @inline(__always)
@@ -326,6 +332,8 @@ extension StateStore {
                 let i = filterWord(kind)
                 counters[kind] = FilterCounts(dropped: w[i], delayed: w[i + 1], merged: w[i + 2])
             }
+            counters.chatterByKey = KeyChatterCounts(words: w[chatterBase..<chatterBase + KeyChatterCounts.capacity],
+                                                     overflow: w[chatterBase + KeyChatterCounts.capacity])
             return DeviceState(
                 info: info, keysDown: keys, absolute: abs, switchesOn: bits(w[switchBits]), ledsOn: bits(w[ledBits]),
                 lastEventTime: w[hasTime] != 0 ? Int64(bitPattern: w[lastTime]) : nil, counters: counters)

@@ -196,7 +196,10 @@ public struct NoiseFilter: Sendable {
             let step = key.on(value == 0 ? .release : .press, at: now)
             slots[index].state = .chatter(key)
             setDeadline(index, key.deadline)
-            counters[.keyChatter].dropped &+= UInt64(step.dropped)
+            if step.dropped > 0 {
+                counters[.keyChatter].dropped &+= UInt64(step.dropped)
+                counters.chatterByKey.add(slots[index].code, UInt64(step.dropped))
+            }
             return step.emit
         case .debounce(var d):
             if d.state.pending != nil { counters[.debounce].dropped &+= 1 }
@@ -311,7 +314,10 @@ public struct NoiseFilter: Sendable {
                 let step = key.on(.timeout, at: deadline)
                 slots[index].state = .chatter(key)
                 setDeadline(index, key.deadline)
-                counters[.keyChatter].dropped &+= UInt64(step.dropped)
+                if step.dropped > 0 {
+                    counters[.keyChatter].dropped &+= UInt64(step.dropped)
+                    counters.chatterByKey.add(code, UInt64(step.dropped))
+                }
                 if step.spuriousTurnedOn { spuriousTurnedOn.append(code) }
                 if let v = step.emit {
                     counters[.keyChatter].delayed &+= 1

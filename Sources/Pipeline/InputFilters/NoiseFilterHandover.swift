@@ -134,7 +134,10 @@ extension NoiseFilter {
             case .upWaiting(_, let pressed, _, _):
                 // A held re-press is never delivered late (KeyDebounce): the old machine would
                 // have swallowed it at the window's end; the key waits for its physical release.
-                if pressed { counters[.keyChatter].dropped &+= 1 }
+                if pressed {
+                    counters[.keyChatter].dropped &+= 1
+                    counters.chatterByKey.add(slot.code, 1)
+                }
                 return .key(down: false, physicallyDown: pressed)
             case .upHeld:
                 return .key(down: false, physicallyDown: true)
@@ -213,7 +216,10 @@ extension NoiseFilter {
             // What the code's filter held is superseded by the state the resync reports.
             switch slots[index].state {
             case .chatter(let key):
-                if key.isHolding { counters[.keyChatter].dropped &+= 1 }
+                if key.isHolding {
+                    counters[.keyChatter].dropped &+= 1
+                    counters.chatterByKey.add(event.code, 1)
+                }
                 let down = event.value != 0
                 slots[index].state = .chatter(KeyDebounce(window: key.window, spuriousWindow: key.spuriousWindow, mode: key.mode,
                                                           state: down ? .down : .up, spuriousOn: key.spuriousOn))

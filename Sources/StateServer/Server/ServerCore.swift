@@ -226,7 +226,7 @@ final class ServerCore: @unchecked Sendable {
         let c = s.counters
         let counters = DeviceCounters(framesIn: c.framesIn, eventsIn: c.eventsIn, framesOut: c.framesOut,
                                       eventsOut: c.eventsOut, synDropped: c.synDropped, mscDropped: c.mscDropped,
-                                      droppedByFilter: droppedByFilter(c))
+                                      droppedByFilter: droppedByFilter(c), chatterByKey: c.chatterByKey.byCode)
         return DeviceStateReport(device: s.info, keysDown: s.keysDown, abs: s.absolute,
                                  switches: values(EventType.sw, on: s.switchesOn),
                                  leds: values(EventType.led, on: s.ledsOn),
