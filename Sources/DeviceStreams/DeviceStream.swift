@@ -35,13 +35,18 @@ public struct DeviceStream: Sendable {
     /// How its frames' event times relate to the scheduler's clock (`.live` but for a
     /// replay): when a noise filter's window end in event time may fire (`SampleClock`).
     public let clock: SampleClock
+    /// The gestures of its keys (docs/gestures.md): a hub's stream for watchers carries the
+    /// session's; a source's is empty.
+    public let gestures: Observable<GestureEvent>
 
     /// A stream of `info` with `frames`, whose event times follow `clock`.
     public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>,
-                output: (any DeviceOutputPort)? = nil, clock: SampleClock = .live) {
+                output: (any DeviceOutputPort)? = nil, clock: SampleClock = .live,
+                gestures: Observable<GestureEvent> = .empty()) {
         self.info = info
         self.access = access
         self.frames = frames
+        self.gestures = gestures
         self.output = output
         self.clock = clock
     }

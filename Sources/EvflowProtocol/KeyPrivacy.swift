@@ -44,6 +44,21 @@ public enum KeyPrivacy {
         }
     }
 
+    /// Keys no keymap turns into a character (media, volume, power, `KEY_F13`…`KEY_F24`, the
+    /// programmable and macro keys): a `GESTURE` of one of them says nothing of what was typed,
+    /// so a client that gets keys hidden still gets its code there (docs/protocol.md §7).
+    public static let nonTextKeys: [ClosedRange<UInt16>] = [113...116, 148...149, 163...168, 183...194,
+                                                            200...203, 207...208, 224...225, 0x290...0x2ad]
+
+    /// Whether `code` (`EV_KEY`) is a non-text key (`nonTextKeys`).
+    public static func isNonText(_ code: UInt16) -> Bool { nonTextKeys.contains { $0.contains(code) } }
+
+    /// Whether a `GESTURE` of `code` names its key only to clients that may see keys: every
+    /// key but the non-text ones (buttons are never hidden).
+    public static func hidesGesture(code: UInt16) -> Bool {
+        hides(type: EventType.key, code: code) && !isNonText(code)
+    }
+
     /// The event as a client that may not see keys gets it: a key's code replaced by the
     /// placeholder (time and value kept), a scan code left out (nil), anything else unchanged.
     @inlinable

@@ -31,4 +31,6 @@ public enum MessageClass: String, CaseIterable, Hashable, Sendable {
     case sample = "SAMPLE"
     /// A watched sensor came or went (1.4).
     case sensor = "SENSOR"
+    /// One gesture of a key of a watched device (1.5).
+    case gesture = "GESTURE"
 }

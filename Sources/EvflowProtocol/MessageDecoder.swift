@@ -24,6 +24,8 @@ struct MessageDecoder {
             return .sample(try sample(o))
         case "SENSOR":
             return .sensor(try sensorNotice(o))
+        case "GESTURE":
+            return .gesture(try gesture(o))
         case "STATS":
             return .stats(try stats(o), tag: try tag(o))
         case "WATCH":
@@ -88,6 +90,7 @@ struct MessageDecoder {
                               uniq: try o.optionalString("uniq"), devnode: try o.optionalString("devnode"),
                               classes: classes, id: DeviceID(rawValue: try o.string("id")))
         if let v = o.object["output"] { info.output = try output(v) }
+        if let v = o.value("gestures") { info.gestures = try gestures(v) }
         guard detail else { return info }
         for (typeKey, codes) in try o.optionalObject("capabilities") ?? [:] {
             let type = try typeNumber(typeKey)

@@ -55,6 +55,7 @@ extension MessageWriter {
         for c in d.classes.sorted() { json.string(c.rawValue) }
         json.endArray()
         if let o = d.output { writeOutput(o) }
+        if let g = d.gestures { writeGestures(g) }
         if detail {
             json.key("capabilities")
             json.beginObject()

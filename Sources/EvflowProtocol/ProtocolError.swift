@@ -109,7 +109,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .eventCodeOutOfRange(let n, let type, let max, _):
             return max < 0 ? "event code \(n) is out of range: \(type) has no codes"
                            : "event code \(n) is out of range 0...\(max) for \(type)"
-        case .invalidStream: return "field 'stream' must be \"filtered\" or \"raw\""
+        case .invalidStream: return "field 'stream' must be \"filtered\", \"raw\" or \"gestures\""
         case .invalidMaxRate:
             return "field 'max_rate' must be a number greater than 0 and at most \(Int(ProtocolConstants.maxRateLimit))"
         case .invalidTag:

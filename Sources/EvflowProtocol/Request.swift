@@ -14,6 +14,8 @@ public enum StreamKind: String, Hashable, Sendable {
     case filtered
     /// Events as read from the device.
     case raw
+    /// The gestures of the devices' keys, from the filtered events (1.5, docs/gestures.md).
+    case gestures
 }
 
 /// One request from a client, parsed from one line (docs/protocol.md §4).

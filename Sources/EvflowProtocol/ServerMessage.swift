@@ -46,6 +46,8 @@ public enum ServerMessage: Hashable, Sendable {
     case sample(SampleMessage)
     /// `SENSOR`: a watched sensor came or went (1.4).
     case sensor(SensorChange)
+    /// `GESTURE`: one gesture of a key (1.5).
+    case gesture(GestureMessage)
     /// A class this client does not know (a later minor version's).
     case other(class: String)
 
@@ -67,6 +69,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .device: return .device
         case .sample: return .sample
         case .sensor: return .sensor
+        case .gesture: return .gesture
         case .other: return nil
         }
     }

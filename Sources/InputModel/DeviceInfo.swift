@@ -84,6 +84,9 @@ public struct DeviceInfo: Hashable, Sendable, Codable {
     /// What evflowd does with the device besides reading it (`output`: mode, twin, grab), as
     /// DEVICES and STATE report it (protocol 1.3); nil in a source's description.
     public var output: DeviceOutputStatus? = nil
+    /// The gestures evflowd computes for the device's keys (`gestures`, protocol 1.5; docs/gestures.md),
+    /// as DEVICES and STATE report them; nil in a source's description and for a device without any.
+    public var gestures: DeviceGestures? = nil
 
     /// Creates a description; `id` defaults to the stable id derived from the identity fields.
     public init(name: String, inputID: InputID, phys: String? = nil, uniq: String? = nil,

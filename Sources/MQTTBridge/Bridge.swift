@@ -6,7 +6,7 @@ import Reactive
 /// reactive core's `retry(when:)`, feeding one `BridgeCore` on one serial queue.
 ///
 /// Threads (docs/mqtt.md, "Threads"): the bridge queue (all logic and timers); one reader
-/// thread per evflowd connection (the main one and one per event stream); libmosquitto's
+/// thread per evflowd connection (the main one, the gestures one and one per event stream); libmosquitto's
 /// network thread per broker session (`mosquitto_loop_start`); a teardown queue that joins it.
 public final class Bridge: @unchecked Sendable {
     public let core: BridgeCore
@@ -59,9 +59,9 @@ public final class Bridge: @unchecked Sendable {
                              })
                 .subscribe(onNext: { event in
                     switch event {
-                    case .connected(let c, let release):
+                    case .connected(let c, let release, let keys):
                         log("connected to evflowd \(release) at \(self.socketPath)")
-                        core.daemonConnected(c)
+                        core.daemonConnected(c, keys: keys)
                     case .message(let m):
                         core.daemonMessage(m)
                     }
@@ -76,7 +76,7 @@ public final class Bridge: @unchecked Sendable {
                                  lost: { _, _ in })
                     .subscribe(onNext: { event in
                         switch event {
-                        case .connected(let c, _):
+                        case .connected(let c, _, _):
                             watch.connected(c)
                         case .message(.frame(let f)):
                             core.eventFrame(f, spec: spec)
@@ -88,6 +88,25 @@ public final class Bridge: @unchecked Sendable {
                             }
                         case .message:
                             break
+                        }
+                    }))
+            }
+            if core.settings.gestures {
+                // The gestures of every device (docs/mqtt.md, "Gestures"), on a connection of
+                // their own: a connection has one WATCH, and the main one watches frames.
+                let watch = EventStreamWatch(Request(.watch(WatchRequest(stream: .gestures)), tag: .string("evflow-mqtt gestures")),
+                                             every: core.settings.refreshInterval, scheduler: scheduler)
+                _ = subscriptions.insert(watch.retry)
+                _ = subscriptions.insert(
+                    reconnecting(daemonLink(socketPath: socketPath), backoff: backoff, scheduler: scheduler,
+                                 isConnected: { if case .connected = $0 { return true } else { return false } },
+                                 lost: { _, _ in })
+                    .subscribe(onNext: { event in
+                        switch event {
+                        case .connected(let c, _, _): watch.connected(c)
+                        case .message(.gesture(let g)): core.gestureArrived(g)
+                        case .message(.error(let e)): log("evflowd refused the gestures stream: \(e.message)")
+                        case .message: break
                         }
                     }))
             }

@@ -38,6 +38,9 @@ public struct BridgeSettings: Sendable {
     /// Whether evflowd's sensors are watched and published (1.4); watching them is what
     /// makes evflowd read them.
     public var sensors = true
+    /// Whether the gestures of the devices' keys are published (docs/mqtt.md, "Gestures"):
+    /// their trigger and event topics, and with discovery their device triggers.
+    public var gestures = true
 
     public init(layout: TopicLayout) { self.layout = layout }
 }
@@ -65,6 +68,8 @@ public final class BridgeCore: @unchecked Sendable {
     private var broker: MessagePublisher?
     private var daemonOnline = false
     private var daemonAnnouncedOffline = false
+    /// What evflowd lets the bridge see of keys (its greeting): which keys' gestures are published.
+    public private(set) var keys = KeyVisibility.visible
     public private(set) var outbox: Outbox
 
     /// Counters, published on `<prefix>/bridge/stats`.
@@ -88,8 +93,9 @@ public final class BridgeCore: @unchecked Sendable {
     // MARK: evflowd
 
     /// A new connection to evflowd: list the devices and watch every filtered frame.
-    public func daemonConnected(_ d: DaemonRequester) {
+    public func daemonConnected(_ d: DaemonRequester, keys: KeyVisibility = .visible) {
         daemon = d
+        self.keys = keys
         daemonConnects += 1
         _ = d.send(Request(.devices, tag: .string("devices")))
         _ = d.send(Request(.watch(WatchRequest(sensors: settings.sensors ? ["all"] : [])), tag: .string("evflow-mqtt")))
@@ -188,7 +194,7 @@ public final class BridgeCore: @unchecked Sendable {
         if devices[id]!.described != description {
             devices[id]!.described = description
             publish(OutMessage(topic: layout.description(id.rawValue), payload: description, kind: .retained, qos: settings.stateQoS))
-            let entities = settings.discovery?.entities(for: r.device, layout: layout) ?? []
+            let entities = settings.discovery?.entities(for: r.device, layout: layout, visibility: keys) ?? []
             let topics = entities.map { layout.discovery(component: $0.component, object: $0.objectID) }
             for old in devices[id]!.discoveryTopics where !topics.contains(old) { publish(clear(old)) }
             devices[id]!.discoveryTopics = topics
@@ -206,9 +212,25 @@ public final class BridgeCore: @unchecked Sendable {
     private func remove(_ id: DeviceID) {
         guard let d = devices.removeValue(forKey: id) else { return }
         d.timer?.dispose()
+        // Discovery first: Home Assistant's entities read the state topic, and an empty state
+        // message reaching them before their config is gone made it log a template error for
+        // every entity of the device (seen by scripts/check-home-assistant).
+        for t in d.discoveryTopics { publish(clear(t)) }
         publish(clear(settings.layout.state(id.rawValue)))
         publish(clear(settings.layout.description(id.rawValue)))
-        for t in d.discoveryTopics { publish(clear(t)) }
+    }
+
+    // MARK: gestures
+
+    /// A gesture from the gestures connection: the key's trigger payload, then the event
+    /// entity's document (not retained: a trigger fires once). A gesture of a device the bridge
+    /// has not described yet, or of a key it does not publish, is dropped.
+    public func gestureArrived(_ g: GestureMessage) {
+        guard settings.gestures, let d = devices[g.device],
+              let (trigger, event) = GestureTriggers.messages(g, device: d.info, keys: keys, layout: settings.layout) else { return }
+        publish(OutMessage(topic: trigger.topic, payload: Array(trigger.payload.utf8), kind: .event, qos: settings.eventQoS))
+        publish(OutMessage(topic: event.topic, payload: event.payload.bytes, kind: .event, qos: settings.eventQoS))
+        eventsBridged += 1
     }
 
     // MARK: event streams
@@ -256,7 +278,7 @@ public final class BridgeCore: @unchecked Sendable {
                 send(OutMessage(topic: layout.state(id.rawValue), payload: s, kind: .retained, qos: settings.stateQoS))
             }
             if let discovery = settings.discovery {
-                for e in discovery.entities(for: d.info, layout: layout) {
+                for e in discovery.entities(for: d.info, layout: layout, visibility: keys) {
                     send(OutMessage(topic: layout.discovery(component: e.component, object: e.objectID), payload: e.config.bytes,
                                     kind: .retained, qos: settings.stateQoS))
                 }

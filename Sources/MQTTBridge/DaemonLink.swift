@@ -9,7 +9,7 @@ import Glibc
 /// What a connection to evflowd's socket reports.
 public enum DaemonEvent: @unchecked Sendable {
     /// Connected and greeted; requests can be sent on the connection.
-    case connected(DaemonConnection, release: String)
+    case connected(DaemonConnection, release: String, keys: KeyVisibility)
     /// A message from evflowd (responses, `FRAME`, `DEVICE`, `ERROR`).
     case message(ServerMessage)
 }
@@ -122,13 +122,14 @@ private func runDaemonReader(socketPath: String, observer: AnyObserver<DaemonEve
             }
             buffer.removeSubrange(...nl)
             if !greeted {
-                guard case .version(let release, let major, _, _) = message else {
+                guard case .version(let release, let major, _, let keys) = message else {
                     if case .close(let c) = message { return fail("evflowd refused the connection: \(c.reasonText): \(c.message)") }
                     return fail("unexpected greeting from evflowd: \(message.messageClass)")
                 }
                 guard major == 1 else { return fail("evflowd speaks protocol \(major).x; this bridge speaks 1.x") }
                 greeted = true
-                observer.on(.next(.connected(conn, release: release)))
+                // A server older than 1.2 hides no key from anyone.
+                observer.on(.next(.connected(conn, release: release, keys: keys ?? .visible)))
                 continue
             }
             if case .close(let c) = message { return fail("evflowd closed the connection: \(c.reasonText): \(c.message)") }

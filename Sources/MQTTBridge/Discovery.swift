@@ -9,7 +9,8 @@ import InputModel
 ///   `opening`, on when open; dock: `plug`, on when docked; tablet mode and others: on at 1);
 /// - chosen keys and buttons (`--ha-key`) a device has become `binary_sensor`s, on while down;
 /// - the device's counters (`events_in`, `events_out`, `dropped_total`, `syn_dropped`)
-///   become `sensor`s with `state_class` `total_increasing`.
+///   become `sensor`s with `state_class` `total_increasing`;
+/// - the gestures of its keys become device triggers and an `event` entity (`GestureTriggers`).
 ///
 /// Entities are available only while both the bridge and evflowd are (`availability_mode` all).
 public struct Discovery: Sendable {
@@ -17,10 +18,13 @@ public struct Discovery: Sendable {
     public var keys: [UInt16]
     /// Whether the counters are exposed as sensors.
     public var counters: Bool
+    /// Whether gestures become device triggers and an event entity (GestureTriggers.swift).
+    public var gestures: Bool
 
-    public init(keys: [UInt16] = [], counters: Bool = true) {
+    public init(keys: [UInt16] = [], counters: Bool = true, gestures: Bool = true) {
         self.keys = keys
         self.counters = counters
+        self.gestures = gestures
     }
 
     /// One entity.
@@ -30,8 +34,9 @@ public struct Discovery: Sendable {
         public var config: JSON
     }
 
-    /// The entities of one device.
-    public func entities(for d: DeviceInfo, layout: TopicLayout, naming: EventNaming = .standard) -> [Entity] {
+    /// The entities of one device; `visibility`: what the bridge may see of keys (its greeting's).
+    public func entities(for d: DeviceInfo, layout: TopicLayout, visibility: KeyVisibility = .visible,
+                         naming: EventNaming = .standard) -> [Entity] {
         let dev = TopicLayout.objectID(d.id.rawValue)
         let host = TopicLayout.objectID(layout.hostname)
         let base = "evflow_\(host)_\(dev)"
@@ -97,6 +102,8 @@ public struct Discovery: Sendable {
                 ]))
             }
         }
+        out += gestureEntities(for: d, layout: layout, keys: visibility, naming: naming, deviceBlock: deviceBlock,
+                               availability: availability, base: base, host: host)
         return out
     }
 }

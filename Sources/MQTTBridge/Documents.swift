@@ -24,6 +24,14 @@ public enum Documents {
             caps.append((t, .array(d.capabilities[type]!.sorted().map { .string(naming.codeName(type, $0) ?? String($0)) })))
         }
         m.append(("capabilities", .object(caps)))
+        // The gestures evflowd computes for its keys (protocol 1.5): a reload that changes them
+        // changes the description, which is what republishes the device's discovery.
+        if let g = d.gestures {
+            m.append(("gestures", .object([
+                ("codes", .array(g.codes.map { .string(naming.codeName(EventType.key, $0) ?? String($0)) })),
+                ("kinds", .array(g.kinds.map { .string($0.rawValue) })),
+            ])))
+        }
         return .object(m)
     }
 

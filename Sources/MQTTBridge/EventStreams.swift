@@ -39,7 +39,7 @@ public struct EventStreamSpec: Hashable, Sendable {
                 guard let value, let r = Double(value) else { throw ConfigError("--events '\(text)': max-rate needs a number") }
                 maxRate = r
             case "stream":
-                guard let value, let s = StreamKind(rawValue: value) else {
+                guard let value, let s = StreamKind(rawValue: value), s != .gestures else {
                     throw ConfigError("--events '\(text)': stream must be filtered or raw")
                 }
                 stream = s

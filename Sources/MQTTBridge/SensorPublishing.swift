@@ -175,9 +175,10 @@ extension BridgeCore {
     private func removeSensor(_ id: DeviceID) {
         guard let s = sensors.removeValue(forKey: id) else { return }
         s.timer?.dispose()
+        // Discovery first, as for a device (BridgeCore.remove): no entity reads an empty state.
+        for t in s.discoveryTopics { publish(clear(t)) }
         publish(clear(settings.layout.sensorState(id.rawValue)))
         publish(clear(settings.layout.sensorDescription(id.rawValue)))
-        for t in s.discoveryTopics { publish(clear(t)) }
     }
 
     /// A `SENSOR` notice: a new sensor is described by asking for the list again; a gone one

@@ -20,6 +20,9 @@ extension ConfigReader {
             case "switches": rule.switches = try duration(value, p)
             case "spurious": rule.spurious = try spuriousMode(value, p)
             case "spurious_window": rule.spuriousWindow = try duration(value, p)
+            case "gestures": rule.gestures = try gestureRule(value, p)
+            case "bounce_keys": rule.bounceKeys = try duration(value, p)
+            case "slow_keys": rule.slowKeys = try duration(value, p)
             case "abs":
                 for (k, v) in try mapping(value, p) {
                     switch k {
@@ -33,6 +36,7 @@ extension ConfigReader {
                     guard k == "max_rate" else { throw error(v, p + "." + k, "unknown key (expected max_rate)") }
                     rule.relMinInterval = try rate(v, p + "." + k)
                 }
+            case "wheel": rule.wheel = try duration(value, p)
             case "codes":
                 for (name, spec) in try mapping(value, p) {
                     let cp = p + "." + name
@@ -54,7 +58,7 @@ extension ConfigReader {
                     rule.codes[.init(type: type, code: code)] = try codeSpec(spec, type: type, path: cp)
                 }
             default:
-                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, abs, rel, codes)")
+                throw error(value, p, "unknown key (expected match, output, keys, buttons, switches, spurious, spurious_window, bounce_keys, slow_keys, gestures, abs, rel, wheel, codes)")
             }
         }
         return rule

@@ -24,49 +24,10 @@ import Synchronization
 /// scheduler), where the source delivers — so it is the single writer of the store's
 /// directory and of every slot (the store checks it), and a reload cannot race a device's
 /// start. Readers (the server) use the store, `streams(raw:)` and the few counters below
-/// from any thread; the registry of sessions and watchers they share is a short critical
-/// section taken when a device comes or goes or a watcher starts, never per frame, and
-/// nothing is called under it.
+/// from any thread; the registry of sessions and watchers they share (`SessionRegistry`, the
+/// same type as `SensorHub`'s) is a short critical section taken when a device comes or goes
+/// or a watcher starts, never per frame, and nothing is called under it.
 public final class DeviceHub: @unchecked Sendable {
-    /// One open device's streams and resources. Confined to the scheduler.
-    private final class DeviceSession: @unchecked Sendable {
-        let info: DeviceInfo
-        let slot: StateStore.Slot
-        let raw = PublishSubject<InputFrame>()
-        let filtered = PublishSubject<InputFrame>()
-        let initialSettings: DeviceFilterSettings
-        let settings: BehaviorSubject<DeviceFilterSettings>
-        let frames = SingleAssignmentDisposable()
-        /// Frame ages at `read` and `filtered` (written per frame on the scheduler).
-        let latency = DeviceLatency()
-        /// Key codes whose spurious-release debounce turned on by itself, in order (written in
-        /// the filter stage, read by `STATS`).
-        let spuriousCodes = PosixLocked<[UInt16]>([])
-        let sequence: Int
-        /// The twin and the grab (`output: virtual`).
-        let output: SessionOutput
-        var closed = false
-
-        init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, sequence: Int, output: SessionOutput) {
-            self.info = info
-            self.slot = slot
-            initialSettings = settings
-            self.settings = BehaviorSubject(value: settings)
-            self.sequence = sequence
-            self.output = output
-        }
-
-        func stream(raw: Bool) -> DeviceStream {
-            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable())
-        }
-    }
-
-    /// A subscriber of `streams(raw:)`.
-    private struct Watcher {
-        let raw: Bool
-        let observer: PublishSubject<Update>
-    }
-
     /// The devices listed by `inaccessible`, keyed by their stream's number (in arrival order).
     private struct InaccessibleDevices {
         var entries: [UInt64: (info: DeviceInfo, reason: String)] = [:]
@@ -79,23 +40,10 @@ public final class DeviceHub: @unchecked Sendable {
         }
     }
 
-    /// The open sessions and the watchers, shared with the server's threads.
-    private struct Registry {
-        var sessions: [DeviceID: DeviceSession] = [:]
-        var watchers: [UInt64: Watcher] = [:]
-        var nextWatcher: UInt64 = 0
-        var nextSequence = 0
-        /// Whether a watcher ever started.
-        var watched = false
-    }
-
-    /// What `streams(raw:)` delivers.
-    public enum Update: Sendable {
-        /// First, once: the devices open when the watcher started, in the order they were added.
-        case present([DeviceStream])
-        /// Then each device as it is opened, or announced as inaccessible.
-        case added(DeviceStream)
-    }
+    /// What `streams(raw:)` delivers: first `.present` with the devices open when the watcher
+    /// started, in the order they were added, then `.added` for each device as it is opened or
+    /// announced as inaccessible.
+    public typealias Update = HubUpdate<DeviceStream>
 
     /// The store the hub writes to.
     public let store: StateStore
@@ -113,7 +61,8 @@ public final class DeviceHub: @unchecked Sendable {
     private var panicked = false
     /// The ages of devices that are gone, kept for the totals.
     private var goneLatency: [LatencyStage: LatencyHistogram] = [:]
-    private let registry = PosixLocked(Registry())
+    /// The open sessions and the watchers, shared with the server's threads.
+    private let registry = SessionRegistry<DeviceSession, DeviceStream>()
 
     // Read from any thread (STATS, DEVICES): short critical sections, nothing called under them.
     /// Inaccessible devices by the number of their stream; each entry lives exactly as long as
@@ -122,8 +71,6 @@ public final class DeviceHub: @unchecked Sendable {
     private let spuriousSubject = PublishSubject<SpuriousReleaseNotice>()
     private let outputSubject = PublishSubject<DeviceOutputNotice>()
     private let deviceCountSubject = PublishSubject<Int>()
-    /// `true` once the first watcher has started: sent once, by the thread that registered it.
-    private let watchedSubject = BehaviorSubject<Bool>(value: false)
 
     /// A hub writing to `store`, running on `scheduler` (the input scheduler); frame ages are
     /// measured against `latencyClock`: `monotonic` for live devices, `replay` for a replay's
@@ -147,7 +94,7 @@ public final class DeviceHub: @unchecked Sendable {
     /// itself, in the order it happened (`STATS`).
     public var spuriousReleaseCodes: [DeviceID: [UInt16]] {
         var codes: [DeviceID: [UInt16]] = [:]
-        for session in registry.withLock({ Array($0.sessions.values) }) {
+        for session in registry.sessions {
             let list = session.spuriousCodes.withLock { $0 }
             if !list.isEmpty { codes[session.info.id] = list }
         }
@@ -165,7 +112,7 @@ public final class DeviceHub: @unchecked Sendable {
     /// and in the middle of its subscription (the watcher may not be ready for frames yet);
     /// at once for a later subscriber. A replay can wait for it to start its clock, so the
     /// first watcher sees the first frames.
-    public var firstWatcher: Observable<Void> { watchedSubject.filter { $0 }.take(1).map { _ in () } }
+    public var firstWatcher: Observable<Void> { registry.firstWatcher }
 
     /// The open devices, in the order they were added.
     public var devices: [DeviceInfo] { store.devices }
@@ -213,7 +160,7 @@ public final class DeviceHub: @unchecked Sendable {
                     gone.onCompleted()
                 }
             }
-            let session = open(info, port: stream.output)
+            let session = open(info, port: stream.output, end: { observer.onCompleted() })
             let output = session.output
             // Only a device with an output port (live) can ever be grabbed: a replay's frames
             // skip the output's hooks with one test of a captured flag.
@@ -223,6 +170,12 @@ public final class DeviceHub: @unchecked Sendable {
             let filtered = session.filtered   // strong: a weak load per frame costs a side-table refcount
             let latency = session.latency
             let clock = scheduler
+            // Gestures from the filtered frames, subscribed before them; a reload's settings
+            // reach them through the session's settings.
+            session.gestureRun.setDisposable(filtered.asObservable()
+                .gestures(session.initialSettings.gestures, scheduler: scheduler, clock: stream.clock,
+                          settingsUpdates: session.settings.asObservable().map(\.gestures))
+                .subscribe(AnyObserver { [gestures = session.gestures] in gestures.on($0) }))
             // The device's frames go straight into the filter stage: their age at `read` and the
             // raw watchers first, then the filter, whose update writes the slot, then the
             // filtered watchers. The stage's end (the device's frames ending) ends the session.
@@ -270,25 +223,20 @@ public final class DeviceHub: @unchecked Sendable {
     /// so a re-plugged device finds its id free again. On the scheduler, the single writer of
     /// both tables.
     private func distinctID(_ id: DeviceID) -> DeviceID {
-        let open = registry.withLock { r in Set(r.sessions.keys) }
+        let open = registry.ids
         let inaccessible = inaccessibleDevices.withLock { d in Set(d.entries.values.map(\.info.id)) }
         return id.distinct { open.contains($0) || inaccessible.contains($0) }
     }
 
-    /// Starts a session: the store's slot, the watchers' streams.
-    private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?) -> DeviceSession {
+    /// Starts a session: the store's slot, the watchers' streams. `end` completes the device's
+    /// inner sequence (`SessionRegistry.register`).
+    private func open(_ info: DeviceInfo, port: (any DeviceOutputPort)?, end: @escaping () -> Void) -> DeviceSession {
         let slot = store.add(info)
-        let (session, watchers) = registry.withLock { r -> (DeviceSession, [Watcher]) in
-            r.nextSequence += 1
-            let output = SessionOutput(info: info, port: port, chord: config.panicChord) { [weak self] notice in
-                self?.outputSubject.onNext(notice)
-            }
-            let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info),
-                                        sequence: r.nextSequence, output: output)
-            r.sessions[info.id] = session
-            return (session, Array(r.watchers.values))
+        let output = SessionOutput(info: info, port: port, chord: config.panicChord) { [weak self] notice in
+            self?.outputSubject.onNext(notice)
         }
-        for watcher in watchers { watcher.observer.onNext(.added(session.stream(raw: watcher.raw))) }
+        let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), output: output)
+        registry.register(session, as: info.id, end: end)
         deviceCountSubject.onNext(store.count)
         return session
     }
@@ -302,15 +250,15 @@ public final class DeviceHub: @unchecked Sendable {
         // Twin released and destroyed, device ungrabbed, while its fd is still open.
         session.output.close()
         session.frames.dispose()
-        registry.withLock { r in
-            if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
-        }
+        session.gestureRun.dispose()   // a sequence in progress is dropped: no gesture after removal
+        registry.remove(session, as: session.info.id)
         store.remove(session.slot)
         let ages = session.latency.snapshot
         goneLatency[.read, default: LatencyHistogram()].add(ages.read)
         goneLatency[.filtered, default: LatencyHistogram()].add(ages.filtered)
         session.raw.onCompleted()
         session.filtered.onCompleted()
+        session.gestures.onCompleted()
         session.settings.onCompleted()
         deviceCountSubject.onNext(store.count)
     }
@@ -319,8 +267,7 @@ public final class DeviceHub: @unchecked Sendable {
     /// chord is down, across those devices together, release every grab until the next reload.
     private func checkPanicChord() {
         let chord = config.panicChord
-        let active = registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence }.map(\.output) }
-            .filter(\.isActive)
+        let active = registry.sessions.map(\.output).filter(\.isActive)
         guard !chord.isEmpty, !active.isEmpty else { return }
         let down = active.reduce(into: Set<UInt16>()) { $0.formUnion($1.held) }
         guard chord.isSubset(of: down) else { return }
@@ -328,41 +275,18 @@ public final class DeviceHub: @unchecked Sendable {
         for output in active { output.panic() }
     }
 
-    private func announce(_ stream: DeviceStream) {
-        for watcher in registry.withLock({ Array($0.watchers.values) }) { watcher.observer.onNext(.added(stream)) }
-    }
+    private func announce(_ stream: DeviceStream) { registry.announce(stream) }
 
     /// The hub's devices as streams of their frames — filtered, or `raw` as read — for
     /// watchers: first `.present` with the devices open now, then `.added` for each device as
     /// it is opened or announced as inaccessible (an inaccessible stream carries no frames and
     /// completes when the device goes).
     /// Each stream's frames are hot (from the moment of subscribing) and complete when the
-    /// device goes away. The snapshot and the later devices neither overlap nor leave a gap
-    /// (both are decided under the registry's lock), and delivery is serial (a merge), so
-    /// any thread may subscribe; disposal removes the watcher.
+    /// device goes away. The snapshot and the later devices neither overlap nor leave a gap,
+    /// and delivery is serial, so any thread may subscribe (`SessionRegistry.watch`); disposal
+    /// removes the watcher.
     public func streams(raw: Bool = false) -> Observable<Update> {
-        Observable<Update>.deferred { [weak self] in
-            guard let self else { return .empty() }
-            let later = PublishSubject<Update>()   // subscribed by the merge before it is registered
-            let registration = Observable<Update>.create { [weak self] observer in
-                guard let self else {
-                    observer.onCompleted()
-                    return Disposables.create()
-                }
-                let (id, present, first) = registry.withLock { r -> (UInt64, [DeviceSession], Bool) in
-                    r.nextWatcher += 1
-                    r.watchers[r.nextWatcher] = Watcher(raw: raw, observer: later)
-                    defer { r.watched = true }
-                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence }, !r.watched)
-                }
-                observer.onNext(.present(present.map { $0.stream(raw: raw) }))
-                if first { watchedSubject.onNext(true) }
-                return Disposables.create { [weak self] in
-                    _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
-                }
-            }
-            return Observable.merge([later.asObservable(), registration])
-        }
+        registry.watch { $0.stream(raw: raw) }
     }
 
     /// Applies a new configuration to every device without losing state (SIGHUP). Takes
@@ -373,7 +297,7 @@ public final class DeviceHub: @unchecked Sendable {
             guard let self else { return }
             config = newConfig
             panicked = false
-            for session in registry.withLock({ $0.sessions.values.sorted { $0.sequence < $1.sequence } }) {
+            for session in registry.sessions {
                 session.settings.onNext(newConfig.settings(for: session.info))
                 session.output.chord = newConfig.panicChord
                 session.output.apply(mode: newConfig.outputMode(for: session.info), panicked: false)
@@ -392,7 +316,7 @@ extension DeviceHub {
             guard let self else { return }
             var total = goneLatency
             var devices: [DeviceID: [LatencyStage: LatencySummary]] = [:]
-            for session in registry.withLock({ Array($0.sessions.values) }) {
+            for session in registry.sessions {
                 let l = session.latency.snapshot
                 devices[session.info.id] = [.read: l.read.summary, .filtered: l.filtered.summary]
                 total[.read, default: LatencyHistogram()].add(l.read)
@@ -434,19 +358,25 @@ extension DeviceHub {
 
     /// A present device's output: mode, twin, grab state and why it is not grabbed (DEVICES, STATE).
     public func outputStatus(of id: DeviceID) -> DeviceOutputStatus? {
-        registry.withLock { $0.sessions[id] }?.output.status.withLock { $0 }
+        registry[id]?.output.status.withLock { $0 }
+    }
+
+    /// The gestures a present device's keys make (DEVICES, STATE; nil: none).
+    public func gestures(of id: DeviceID) -> DeviceGestures? {
+        guard let session = registry[id] else { return nil }
+        return (try? session.settings.value())?.gestures.described
     }
 
     /// A present device's twin counters (STATS).
     public func outputCounters(of id: DeviceID) -> DeviceOutputCounters? {
-        registry.withLock { $0.sessions[id] }?.output.counters
+        registry[id]?.output.counters
     }
 }
 
 extension DeviceHub {
     /// The filter settings a present device runs with now (tests and diagnostics).
     public func currentSettings(of id: DeviceID) -> DeviceFilterSettings? {
-        guard let session = registry.withLock({ $0.sessions[id] }) else { return nil }
+        guard let session = registry[id] else { return nil }
         return try? session.settings.value()
     }
 }
@@ -455,7 +385,6 @@ extension DeviceHub {
     /// The open sessions' outputs and filter settings, in the order they were added: what the
     /// suspend and resume steps act on (DeviceHub+Sleep.swift). On the scheduler.
     var sessionsForSleep: [(info: DeviceInfo, output: SessionOutput, settings: BehaviorSubject<DeviceFilterSettings>)] {
-        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }
-            .map { (info: $0.info, output: $0.output, settings: $0.settings) }
+        registry.sessions.map { (info: $0.info, output: $0.output, settings: $0.settings) }
     }
 }

@@ -33,6 +33,13 @@ public enum FilterKind: String, CaseIterable, Hashable, Sendable, Codable {
     case absRate = "abs_rate"
     /// Relative-axis rate limit (summing).
     case relRate = "rel_rate"
+    /// Wheel filter (`WheelFilter`): stray reversed scroll ticks dropped, held ticks delivered.
+    case wheel
+    /// BounceKeys (`AccessKey`): presses ignored (dropped).
+    case bounceKeys = "bounce_keys"
+    /// SlowKeys (`AccessKey`): presses that never counted (dropped), presses delivered once
+    /// held long enough (delayed).
+    case slowKeys = "slow_keys"
 }
 
 /// Counters of one device.
@@ -59,6 +66,12 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
     private var absHysteresis = FilterCounts()
     private var absRate = FilterCounts()
     private var relRate = FilterCounts()
+    private var wheel = FilterCounts()
+    private var bounceKeys = FilterCounts()
+    private var slowKeys = FilterCounts()
+    /// Whether the accessibility filters counted anything: the state store writes their
+    /// counts only then, so a device without them pays one test per frame.
+    public private(set) var accessibilityCounted = false
 
     /// Zero counters.
     public init() {}
@@ -72,6 +85,9 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absHysteresis: absHysteresis
             case .absRate: absRate
             case .relRate: relRate
+            case .wheel: wheel
+            case .bounceKeys: bounceKeys
+            case .slowKeys: slowKeys
             }
         }
         @inline(__always) set {
@@ -81,6 +97,9 @@ public struct DeviceCounters: Hashable, Sendable, Codable {
             case .absHysteresis: absHysteresis = newValue
             case .absRate: absRate = newValue
             case .relRate: relRate = newValue
+            case .wheel: wheel = newValue
+            case .bounceKeys: bounceKeys = newValue; accessibilityCounted = accessibilityCounted || newValue != FilterCounts()
+            case .slowKeys: slowKeys = newValue; accessibilityCounted = accessibilityCounted || newValue != FilterCounts()
             }
         }
     }

@@ -12,6 +12,9 @@ import InputModel
 ///   spurious_window: 12ms # how long a release is held when it is on
 ///   abs: { hysteresis: fuzz, max_rate: off }   # fuzz = the axis' absinfo fuzz
 ///   rel: { max_rate: off }                     # Hz; deltas are summed, never dropped
+///   wheel: off            # wheel filter window: a lone reversed scroll tick is dropped
+///   bounce_keys: off      # BounceKeys: a re-press within this time after the release is ignored
+///   slow_keys: off        # SlowKeys: a press counts once held this long
 /// panic_chord: [KEY_BACKSPACE, KEY_ESC, KEY_ENTER]   # releases every grab (2 to 8 keys)
 /// devices:                # later rules override earlier ones
 ///   - match: { class: mouse, name: "Logitech*", id: "046d:c077" }   # all given must match
@@ -49,6 +52,12 @@ public struct FilterConfig: Hashable, Sendable {
         public var absMinInterval: Int64 = 0
         /// Minimum interval between relative-axis deliveries (ns; 0 = unlimited).
         public var relMinInterval: Int64 = 0
+        /// The wheel filter's window (ns; 0 = off, the default: see docs/configuration.md).
+        public var wheel: Int64 = 0
+        /// BounceKeys time for keyboard keys (ns; 0 = off, the default).
+        public var bounceKeys: Int64 = 0
+        /// SlowKeys time for keyboard keys (ns; 0 = off, the default).
+        public var slowKeys: Int64 = 0
 
         /// The built-in defaults.
         public init() {}
@@ -122,10 +131,16 @@ public struct FilterConfig: Hashable, Sendable {
         public var absHysteresis: Hysteresis?
         public var absMinInterval: Int64?
         public var relMinInterval: Int64?
+        /// The wheel filter's window (ns; 0 = off).
+        public var wheel: Int64?
+        public var bounceKeys: Int64?
+        public var slowKeys: Int64?
         /// Per-code filters, by (type, code).
         public var codes: [CodeKey: CodeFilterSpec] = [:]
         /// Where the filtered stream goes (nil = keep); see `outputMode(for:)`.
         public var output: OutputMode?
+        /// Gestures of the device's keys (nil = keep; docs/gestures.md).
+        public var gestures: GestureRule?
 
         /// Creates a rule.
         public init(match: Match) { self.match = match }
@@ -191,9 +206,13 @@ public struct FilterConfig: Hashable, Sendable {
         var keys = defaults.keys, buttons = defaults.buttons, switches = defaults.switches
         var hysteresis = defaults.absHysteresis, absInterval = defaults.absMinInterval
         var relInterval = defaults.relMinInterval
+        var wheel = defaults.wheel
         var spurious = defaults.spurious, spuriousWindow = defaults.spuriousWindow
         var codes: [CodeKey: CodeFilterSpec] = [:]
+        var access = AccessibilitySettings(bounceKeys: defaults.bounceKeys, slowKeys: defaults.slowKeys)
         for rule in rules where rule.match.matches(device) {
+            access.bounceKeys = rule.bounceKeys ?? access.bounceKeys
+            access.slowKeys = rule.slowKeys ?? access.slowKeys
             keys = rule.keys ?? keys
             buttons = rule.buttons ?? buttons
             switches = rule.switches ?? switches
@@ -202,6 +221,7 @@ public struct FilterConfig: Hashable, Sendable {
             hysteresis = rule.absHysteresis ?? hysteresis
             absInterval = rule.absMinInterval ?? absInterval
             relInterval = rule.relMinInterval ?? relInterval
+            wheel = rule.wheel ?? wheel
             codes.merge(rule.codes) { _, new in new }
         }
 
@@ -213,6 +233,9 @@ public struct FilterConfig: Hashable, Sendable {
         }
 
         var s = DeviceFilterSettings()
+        if device.capabilities[EventType.key]?.contains(where: { !CodeRange.isButton($0) }) ?? false {
+            s.accessibility = access   // keyboards' keys only: buttons never (AccessKeys)
+        }
         for code in device.capabilities[EventType.key] ?? [] {
             if TouchCodes.isTouchOrTool(code) { continue }
             let w = CodeRange.isButton(code) ? buttons : keys
@@ -227,6 +250,14 @@ public struct FilterConfig: Hashable, Sendable {
         }
         if relInterval > 0 {
             for code in device.capabilities[EventType.rel] ?? [] { s.relative[code] = .relative(minInterval: relInterval) }
+        }
+        if wheel > 0 {
+            let rel = device.capabilities[EventType.rel] ?? []
+            // REL_WHEEL with REL_WHEEL_HI_RES, REL_HWHEEL with REL_HWHEEL_HI_RES. The filter writes
+            // the low-resolution code of an axis, so a device without it gets no wheel filter.
+            for (lo, hi) in [(UInt16(8), UInt16(11)), (UInt16(6), UInt16(12))] where rel.contains(lo) {
+                s.wheel[lo] = WheelSetting(window: wheel, hiRes: rel.contains(hi))
+            }
         }
         for (key, spec) in codes {
             let filter: CodeFilter
@@ -252,6 +283,7 @@ public struct FilterConfig: Hashable, Sendable {
             default: break
             }
         }
+        s.gestures = gestureSettings(for: device)
         return s
     }
 }

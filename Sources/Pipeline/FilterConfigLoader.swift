@@ -209,6 +209,8 @@ struct ConfigReader {
             case "switches": d.switches = try duration(value, path)
             case "spurious": d.spurious = try spuriousMode(value, path)
             case "spurious_window": d.spuriousWindow = try duration(value, path)
+            case "bounce_keys": d.bounceKeys = try duration(value, path)
+            case "slow_keys": d.slowKeys = try duration(value, path)
             case "abs":
                 for (k, v) in try mapping(value, path) {
                     switch k {
@@ -222,12 +224,13 @@ struct ConfigReader {
                     guard k == "max_rate" else { throw error(v, path + "." + k, "unknown key (expected max_rate)") }
                     d.relMinInterval = try rate(v, path + "." + k)
                 }
+            case "wheel": d.wheel = try duration(value, path)
             case "multitouch":
                 guard case .scalar(let s) = value, s.string == "passthrough" else {
                     throw error(value, path, "only 'passthrough' is supported (multitouch axes are per slot and always pass through)")
                 }
             default:
-                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, abs, rel, multitouch)")
+                throw error(value, path, "unknown key (expected keys, buttons, switches, spurious, spurious_window, bounce_keys, slow_keys, abs, rel, wheel, multitouch)")
             }
         }
     }

@@ -32,6 +32,22 @@ public enum CodeFilter: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The wheel filter of one scroll axis.
+public struct WheelSetting: Hashable, Sendable {
+    /// The window (ns): a lone reversed tick less than this after the scroll's last tick is
+    /// dropped.
+    public var window: Int64
+    /// Whether the device declares the axis' high-resolution code: then the filter reads the
+    /// high-resolution motion and delivers the detents it adds up to (docs/configuration.md).
+    public var hiRes: Bool
+
+    /// A setting.
+    public init(window: Int64, hiRes: Bool) {
+        self.window = window
+        self.hiRes = hiRes
+    }
+}
+
 /// The filters of one device: one `CodeFilter` per (type, code) it reports.
 public struct DeviceFilterSettings: Hashable, Sendable {
     /// Filter per `EV_KEY` code.
@@ -42,6 +58,14 @@ public struct DeviceFilterSettings: Hashable, Sendable {
     public var absolute: [UInt16: CodeFilter] = [:]
     /// Filter per `EV_REL` code.
     public var relative: [UInt16: CodeFilter] = [:]
+    /// The gestures of the device's keys (docs/gestures.md).
+    public var gestures = GestureSettings()
+    /// The wheel filter (`WheelFilter`) per scroll axis, keyed by `REL_WHEEL` (8) or
+    /// `REL_HWHEEL` (6); its high-resolution code (`REL_WHEEL_HI_RES`, `REL_HWHEEL_HI_RES`)
+    /// is filtered with it. Empty: no wheel filter (the default).
+    public var wheel: [UInt16: WheelSetting] = [:]
+    /// BounceKeys and SlowKeys on the keyboard keys, after their chatter debounce.
+    public var accessibility = AccessibilitySettings()
 
     /// Creates empty settings (everything passes).
     public init() {}

@@ -17,6 +17,8 @@ extension NoiseFilter {
         case absolute(Absolute)
         /// Relative axes: deltas summed per interval.
         case relative(Relative)
+        /// A scroll axis' wheel filter (`NoiseFilter+Wheel.swift`).
+        case wheel(WheelAxis)
     }
 
     struct Debounced: Sendable {
@@ -86,6 +88,7 @@ extension NoiseFilter {
         case (.absolute(let x), .absolute(let y)):
             return x.throttle.dueTime == y.throttle.dueTime && x.hysteresis == y.hysteresis
         case (.relative(let x), .relative(let y)): return x.interval == y.interval
+        case (.wheel(let x), .wheel(let y)): return x.machine.window == y.machine.window && x.hiRes == y.hiRes
         default: return false
         }
     }
@@ -98,6 +101,7 @@ extension NoiseFilter {
         case .hysteresis: return .absHysteresis
         case .absolute(let a): return a.hysteresis == 0 ? .absRate : .absHysteresis
         case .relative: return .relRate
+        case .wheel: return .wheel
         }
     }
 }

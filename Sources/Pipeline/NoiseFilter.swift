@@ -27,97 +27,37 @@ import Reactive
 public struct NoiseFilter: Sendable {
     var slots: [CodeSlot] = []
     /// The slots that have a deadline, in no order.
-    private var armed: [Int32] = []
+    var armed: [Int32] = []
     /// The earliest deadline of the armed slots; nil when none is armed.
-    private var earliest: Int64? = nil
+    var earliest: Int64? = nil
     /// Scratch for `fire(at:)`: the due slots, kept to reuse its storage.
-    private var due: [Int32] = []
+    var due: [Int32] = []
     /// Slot index per code: keys 0..<768, switches, absolute and relative 0..<64 each; -1 none.
-    private var keyIndex = [Int16](repeating: -1, count: 768)
-    private var swIndex = [Int16](repeating: -1, count: 64)
-    private var absIndex = [Int16](repeating: -1, count: 64)
-    private var relIndex = [Int16](repeating: -1, count: 64)
+    var keyIndex = [Int16](repeating: -1, count: 768)
+    var swIndex = [Int16](repeating: -1, count: 64)
+    var absIndex = [Int16](repeating: -1, count: 64)
+    var relIndex = [Int16](repeating: -1, count: 64)
     var lastTime: Int64 = .min
+    /// The last value passed unfiltered per absolute axis (0..<64) and switch (64..<128),
+    /// `Int64.min` when none: a code that gets a filter on a reload starts from it, as one
+    /// that changed filters starts from what its old filter delivered. (Without it, a stick
+    /// observed unfiltered and then given a hysteresis let its first resting value through:
+    /// the daemon suite's `gamepad-stick-noise` case.)
+    var passedUnfiltered = [Int64](repeating: .min, count: 128)
+    /// The wheel filters' slots (`NoiseFilter+Wheel.swift`), none on most devices: then the
+    /// frame path pays one test of an empty array.
+    var wheelSlots: [Int32] = []
     /// Key codes whose spurious-release method turned on by itself (`.auto`), in order.
     public private(set) var spuriousTurnedOn: [UInt16] = []
     /// What the filters did so far.
     public internal(set) var counters = DeviceCounters()
+    /// BounceKeys and SlowKeys, after the code filters; nil while they are off and hold
+    /// nothing, so a device without them pays one test per frame.
+    var access: AccessKeys? = nil
 
     /// A filter with `settings`.
     public init(settings: DeviceFilterSettings) {
         _ = configure(settings)
-    }
-
-    /// Replaces the settings (SIGHUP reload) and returns what the change delivers now, or nil.
-    ///
-    /// Codes whose filter is unchanged keep their state. A code whose filter changed, or that
-    /// lost its filter, hands over (`handOver`): what its old filter held is delivered in the
-    /// returned frame (stamped with the last frame's time) — a key's held release, a switch's
-    /// pending value, an axis' kept value, a relative sum — and what the old filter had
-    /// delivered seeds the new one, so a reload never drops an edge (a key left down on the
-    /// twin, in STATE and for every watcher) nor lets one through twice. The counters keep
-    /// adding up: a delivered held input counts as `delayed`, a held re-press the old
-    /// machine would have swallowed as `dropped`.
-    public mutating func configure(_ settings: DeviceFilterSettings) -> InputFrame? {
-        var old: [UInt32: CodeSlot] = [:]
-        for s in slots { old[UInt32(s.type) << 16 | UInt32(s.code)] = s }
-        var handled = Set<UInt32>()
-        var flushed: [InputEvent] = []
-        let time = lastTime == .min ? 0 : lastTime
-        slots = []
-        keyIndex = [Int16](repeating: -1, count: 768)
-        swIndex = [Int16](repeating: -1, count: 64)
-        absIndex = [Int16](repeating: -1, count: 64)
-        relIndex = [Int16](repeating: -1, count: 64)
-        func add(_ type: UInt16, _ table: [UInt16: CodeFilter]) {
-            for (code, filter) in table.sorted(by: { $0.key < $1.key }) {
-                guard var state = Self.makeState(filter) else { continue }
-                let key = UInt32(type) << 16 | UInt32(code)
-                var deadline: Int64? = nil
-                if let previous = old[key] {
-                    handled.insert(key)
-                    if Self.sameFilter(previous.state, state) {
-                        state = previous.state
-                        deadline = previous.deadline
-                    } else {
-                        let delivered = handOver(previous, at: time, into: &flushed)
-                        Self.seed(&state, with: delivered)
-                    }
-                }
-                let index = Int16(slots.count)
-                switch type {
-                case EventType.key: guard code < 768 else { continue }; keyIndex[Int(code)] = index
-                case EventType.sw: guard code < 64 else { continue }; swIndex[Int(code)] = index
-                case EventType.abs: guard code < 64 else { continue }; absIndex[Int(code)] = index
-                default: guard code < 64 else { continue }; relIndex[Int(code)] = index
-                }
-                var slot = CodeSlot(type: type, code: code, state: state)
-                slot.deadline = deadline
-                slots.append(slot)
-            }
-        }
-        add(EventType.key, settings.keys)
-        add(EventType.sw, settings.switches)
-        add(EventType.abs, settings.absolute)
-        add(EventType.rel, settings.relative)
-        // Kept slots keep their deadlines: list them anew.
-        armed = []
-        earliest = nil
-        for index in slots.indices {
-            let deadline = slots[index].deadline
-            slots[index].deadline = nil
-            slots[index].armedAt = -1
-            setDeadline(index, deadline)
-        }
-        // Codes that became passthrough or left the settings hand over too, with nothing to seed.
-        for (key, previous) in old.sorted(by: { $0.key < $1.key }) where !handled.contains(key) {
-            _ = handOver(previous, at: time, into: &flushed)
-        }
-        guard !flushed.isEmpty else { return nil }
-        flushed.sort { ($0.type, $0.code) < ($1.type, $1.code) }
-        counters.framesOut &+= 1
-        counters.eventsOut &+= UInt64(flushed.count)
-        return InputFrame(time: time, events: flushed)
     }
 
     @inline(__always)
@@ -170,16 +110,31 @@ public struct NoiseFilter: Sendable {
     }
 
     /// The earliest time held values are due, if any.
-    public var nextDeadline: Int64? { earliest }
+    public var nextDeadline: Int64? {
+        guard let access, let held = access.nextDeadline else { return earliest }
+        return earliest.map { min($0, held) } ?? held
+    }
 
     /// Whether any value is held for later.
-    public var hasHeldValues: Bool { !armed.isEmpty }
+    public var hasHeldValues: Bool { !armed.isEmpty || access?.nextDeadline != nil }
     /// Filters one frame; returns the frame to deliver now, or nil if nothing is left.
     public mutating func process(_ frame: InputFrame) -> InputFrame? {
         let now = max(frame.time, lastTime)
         lastTime = now
         counters.framesIn &+= 1
         counters.eventsIn &+= UInt64(frame.events.count)
+        // Without a wheel filter the frame goes on as it came: no copy of it (a `var` copy of
+        // the frame cost R1 a retain and a release per frame).
+        if !wheelSlots.isEmpty && !frame.isResync {
+            guard let rest = wheelPass(frame, now: now) else { return nil }
+            return filterCodes(rest, now: now)
+        }
+        return filterCodes(frame, now: now)
+    }
+
+    /// `process` after the wheel filters: each event through its code's filter.
+    @inline(__always)
+    private mutating func filterCodes(_ frame: InputFrame, now: Int64) -> InputFrame? {
         // The output array is built only once an event is removed: most frames pass whole and
         // are returned as they came, without allocating (R1 throughput).
         var out: [InputEvent]? = nil
@@ -196,6 +151,9 @@ public struct NoiseFilter: Sendable {
                 let index = slotIndex(type: event.type, code: event.code)
                 if index < 0 || (event.type == EventType.key && event.value == 2) {
                     if event.type != EventType.msc { stateful = true }
+                    if index < 0, let i = Self.unfilteredIndex(type: event.type, code: event.code) {
+                        passedUnfiltered[i] = Int64(event.value)
+                    }
                 } else if filter(index, event.value, now: now) != nil {
                     stateful = true   // a filter delivers an input unchanged or not at all
                 } else {
@@ -211,6 +169,13 @@ public struct NoiseFilter: Sendable {
                 }
                 removed = true
             }
+        }
+        if access != nil {
+            // BounceKeys and SlowKeys on the keys the code filters delivered.
+            var events = out ?? frame.events
+            stateful = access!.filter(&events, at: now, counters: &counters)
+            if events.count != frame.events.count || out != nil { removed = true; out = events }
+            if access!.isIdle { access = nil }
         }
         let count = out?.count ?? frame.events.count
         if count == 0 || (removed && !stateful) {
@@ -287,13 +252,48 @@ public struct NoiseFilter: Sendable {
             r.windowEnd = now.addingSaturated(r.interval)   // issue #34: no trap near 2⁶³ ns
             slots[index].state = .relative(r)
             return value
+        case .wheel:
+            return value   // never reached: wheel slots have no code index (`wheelPass`)
         }
     }
 
     /// Delivers what has settled by `time` as one frame (time = `time`), or nil.
     public mutating func fire(at time: Int64) -> InputFrame? {
         lastTime = max(lastTime, time)
-        guard let first = earliest, first <= time else { return nil }
+        var out: [InputEvent] = []
+        if access == nil {
+            fireCodes(at: time, into: &out)
+        } else {
+            // The code filters' settled values and the held presses in time order (a press
+            // held long enough at the very time its debounced release settles counts, then
+            // ends); each code deadline is fired once, as without the accessibility filters.
+            var fired = Int64.min
+            while true {
+                let codes = earliest.flatMap { $0 <= time && $0 > fired ? $0 : nil }
+                let held = access!.nextDeadline.flatMap { $0 <= time ? $0 : nil }
+                if let held, codes.map({ held <= $0 }) ?? true {
+                    out += access!.fire(at: held, counters: &counters)
+                } else if let codes {
+                    fired = codes
+                    var settled: [InputEvent] = []
+                    fireCodes(at: codes, into: &settled)
+                    _ = access!.filter(&settled, at: codes, counters: &counters)
+                    out += settled
+                } else {
+                    break
+                }
+            }
+            if access!.isIdle { access = nil }
+        }
+        guard !out.isEmpty else { return nil }
+        counters.framesOut &+= 1
+        counters.eventsOut &+= UInt64(out.count)
+        return InputFrame(time: time, events: out)
+    }
+
+    /// The code filters' values settled by `time`, appended to `out`.
+    private mutating func fireCodes(at time: Int64, into out: inout [InputEvent]) {
+        guard let first = earliest, first <= time else { return }
         // The due slots, in slot order (the order of the frame's events); each fires once,
         // even when it arms again for a time not later than `time`.
         var due = self.due
@@ -301,7 +301,6 @@ public struct NoiseFilter: Sendable {
         due.removeAll(keepingCapacity: true)
         for index in armed where slots[Int(index)].deadline! <= time { due.append(index) }
         if due.count > 1 { due.sort() }
-        var out: [InputEvent] = []
         for i in due {
             let index = Int(i)
             let deadline = slots[index].deadline!
@@ -350,6 +349,12 @@ public struct NoiseFilter: Sendable {
                 d.lastOut = v
                 slots[index].state = .debounce(d)
                 out.append(InputEvent(time: deadline, type: type, code: code, value: v))
+            case .wheel(var axis):
+                let step = axis.machine.on(.timeout, at: deadline)
+                counters[.wheel].dropped &+= UInt64(step.dropped)
+                axis.held = 0
+                slots[index].state = .wheel(axis)
+                setDeadline(index, axis.machine.deadline)
             case .relative(var r):
                 if r.sum != 0 {
                     out.append(InputEvent(time: deadline, type: type, code: code, value: r.sum))
@@ -362,9 +367,5 @@ public struct NoiseFilter: Sendable {
             }
         }
         self.due = due
-        guard !out.isEmpty else { return nil }
-        counters.framesOut &+= 1
-        counters.eventsOut &+= UInt64(out.count)
-        return InputFrame(time: time, events: out)
     }
 }

@@ -13,6 +13,104 @@ enum DeliveredState: Equatable {
 }
 
 extension NoiseFilter {
+    /// Replaces the settings (SIGHUP reload) and returns what the change delivers now, or nil.
+    ///
+    /// Codes whose filter is unchanged keep their state. A code whose filter changed, or that
+    /// lost its filter, hands over (`handOver`): what its old filter held is delivered in the
+    /// returned frame (stamped with the last frame's time) — a key's held release, a switch's
+    /// pending value, an axis' kept value, a relative sum — and what the old filter had
+    /// delivered seeds the new one, so a reload never drops an edge (a key left down on the
+    /// twin, in STATE and for every watcher) nor lets one through twice. The counters keep
+    /// adding up: a delivered held input counts as `delayed`, a held re-press the old
+    /// machine would have swallowed as `dropped`.
+    public mutating func configure(_ settings: DeviceFilterSettings) -> InputFrame? {
+        var old: [UInt32: CodeSlot] = [:]
+        for s in slots { old[UInt32(s.type) << 16 | UInt32(s.code)] = s }
+        var handled = Set<UInt32>()
+        var flushed: [InputEvent] = []
+        let time = lastTime == .min ? 0 : lastTime
+        slots = []
+        keyIndex = [Int16](repeating: -1, count: 768)
+        swIndex = [Int16](repeating: -1, count: 64)
+        absIndex = [Int16](repeating: -1, count: 64)
+        relIndex = [Int16](repeating: -1, count: 64)
+        func add(_ type: UInt16, _ table: [UInt16: CodeFilter]) {
+            for (code, filter) in table.sorted(by: { $0.key < $1.key }) {
+                guard var state = Self.makeState(filter) else { continue }
+                let key = UInt32(type) << 16 | UInt32(code)
+                var deadline: Int64? = nil
+                if let previous = old[key] {
+                    handled.insert(key)
+                    if Self.sameFilter(previous.state, state) {
+                        state = previous.state
+                        deadline = previous.deadline
+                    } else {
+                        let delivered = handOver(previous, at: time, into: &flushed)
+                        Self.seed(&state, with: delivered)
+                    }
+                } else if let i = Self.unfilteredIndex(type: type, code: code), passedUnfiltered[i] != .min {
+                    Self.seed(&state, with: .value(Int32(truncatingIfNeeded: passedUnfiltered[i])))
+                }
+                let index = Int16(slots.count)
+                switch type {
+                case EventType.key: guard code < 768 else { continue }; keyIndex[Int(code)] = index
+                case EventType.sw: guard code < 64 else { continue }; swIndex[Int(code)] = index
+                case EventType.abs: guard code < 64 else { continue }; absIndex[Int(code)] = index
+                default: guard code < 64 else { continue }; relIndex[Int(code)] = index
+                }
+                var slot = CodeSlot(type: type, code: code, state: state)
+                slot.deadline = deadline
+                slots.append(slot)
+            }
+        }
+        add(EventType.key, settings.keys)
+        add(EventType.sw, settings.switches)
+        add(EventType.abs, settings.absolute)
+        add(EventType.rel, settings.relative)
+        addWheelSlots(settings, old: old, handled: &handled)
+        // Kept slots keep their deadlines: list them anew.
+        armed = []
+        earliest = nil
+        for index in slots.indices {
+            let deadline = slots[index].deadline
+            slots[index].deadline = nil
+            slots[index].armedAt = -1
+            setDeadline(index, deadline)
+        }
+        // Codes that became passthrough or left the settings hand over too, with nothing to seed.
+        for (key, previous) in old.sorted(by: { $0.key < $1.key }) where !handled.contains(key) {
+            let delivered = handOver(previous, at: time, into: &flushed)
+            if case .value(let v) = delivered, let i = Self.unfilteredIndex(type: previous.type, code: previous.code) {
+                passedUnfiltered[i] = Int64(v)
+            }
+        }
+        flushed.sort { ($0.type, $0.code) < ($1.type, $1.code) }
+        // The accessibility filters see what the code filters handed over, then take their own
+        // new settings (a held press whose time is now up is delivered).
+        if access != nil || settings.accessibility.isOn {
+            var a = access ?? AccessKeys(settings.accessibility)
+            _ = a.filter(&flushed, at: time, counters: &counters)
+            flushed += a.configure(settings.accessibility, at: time, counters: &counters)
+            access = a.isIdle ? nil : a
+        }
+        guard !flushed.isEmpty else { return nil }
+        counters.framesOut &+= 1
+        counters.eventsOut &+= UInt64(flushed.count)
+        return InputFrame(time: time, events: flushed)
+    }
+
+    /// `passedUnfiltered`'s index of an absolute axis or a switch; nil for other codes and for
+    /// the multitouch axes (never filtered, and most of a touchpad's events: R1 measured their
+    /// bookkeeping at 9 instructions an event).
+    @inline(__always)
+    static func unfilteredIndex(type: UInt16, code: UInt16) -> Int? {
+        switch type {
+        case EventType.abs: return code < 0x2f ? Int(code) : nil   // below ABS_MT_SLOT
+        case EventType.sw: return code < 64 ? 64 + Int(code) : nil
+        default: return nil
+        }
+    }
+
     /// Ends `slot`'s old filter at `time`: what it held is appended to `flushed` (delivered
     /// now), counted as its filter counts a late delivery; returns what the output says after it.
     mutating func handOver(_ slot: CodeSlot, at time: Int64, into flushed: inout [InputEvent]) -> DeliveredState {
@@ -63,6 +161,10 @@ extension NoiseFilter {
             // Merged deltas were counted when they were merged; their sum is delivered now.
             if r.sum != 0 { flushed.append(InputEvent(time: time, type: slot.type, code: slot.code, value: r.sum)) }
             return .unknown
+        case .wheel(let axis):
+            // A held reversed tick is the one the filter was about to drop unless a second came.
+            if axis.machine.isHolding { counters[.wheel].dropped &+= 1 }
+            return .unknown
         }
     }
 
@@ -101,7 +203,11 @@ extension NoiseFilter {
         out.reserveCapacity(frame.events.count - 1)
         for event in frame.events.dropFirst() {
             out.append(event)
+            if access != nil, AccessKeys.applies(event), event.value != 2 { access!.resync(event, at: frame.time) }
             let index = slotIndex(type: event.type, code: event.code)
+            if index < 0, let i = Self.unfilteredIndex(type: event.type, code: event.code) {
+                passedUnfiltered[i] = Int64(event.value)
+            }
             guard index >= 0, !(event.type == EventType.key && event.value == 2) else { continue }
             setDeadline(index, nil)
             // What the code's filter held is superseded by the state the resync reports.
@@ -124,7 +230,7 @@ extension NoiseFilter {
                 var fresh = Absolute(hysteresis: a.hysteresis, throttle: ThrottleState(dueTime: a.throttle.dueTime, latest: true))
                 fresh.lastOut = event.value
                 slots[index].state = .absolute(fresh)
-            case .relative:
+            case .relative, .wheel:
                 break   // relative axes have no state to resync (libevdev reports none)
             }
         }

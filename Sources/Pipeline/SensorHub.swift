@@ -22,8 +22,10 @@ import Synchronization
 ///
 /// Confined to the scheduler like `DeviceHub`'s sessions: the source delivers there and the
 /// connection is made and disposed there (`subscribe(on:)`), so a source's fd or timer is
-/// only touched on the input thread. The registry shared with the server's threads is one
-/// short lock taken when a sensor comes or goes or a watcher starts, never per sample.
+/// only touched on the input thread. The sessions and their watchers are kept in the
+/// registry both hubs share (`SessionRegistry`): one short lock taken when a sensor comes or
+/// goes or a watcher starts, never per sample. A sensor announced under the id of a present
+/// one (a re-plug whose removal has not come yet) replaces it: the stale session ends at once.
 public final class SensorHub: @unchecked Sendable {
     /// The filter chain of one sensor: its raw samples in, the filtered samples out
     /// (per channel; the configuration's settings for the sensor), with the stream's clock
@@ -50,7 +52,6 @@ public final class SensorHub: @unchecked Sendable {
 
     private final class SensorSession: @unchecked Sendable {
         let info: SensorInfo
-        let sequence: Int
         /// The source's count of failed reads.
         var health = SensorHealth()
         /// Whether `STATE` may read it once (`SensorStream.readableOnce`).
@@ -64,9 +65,8 @@ public final class SensorHub: @unchecked Sendable {
         /// on the server's thread.
         let closed = Atomic<Bool>(false)
 
-        init(info: SensorInfo, sequence: Int) {
+        init(info: SensorInfo) {
             self.info = info
-            self.sequence = sequence
         }
 
         var feed: SensorFeed {
@@ -75,20 +75,9 @@ public final class SensorHub: @unchecked Sendable {
         }
     }
 
-    /// What `feeds()` delivers.
-    public enum Update: Sendable {
-        /// First, once: the sensors present when the watcher started, in the order they came.
-        case present([SensorFeed])
-        /// Then each sensor as it comes.
-        case added(SensorFeed)
-    }
-
-    private struct Registry {
-        var sessions: [DeviceID: SensorSession] = [:]
-        var watchers: [UInt64: PublishSubject<Update>] = [:]
-        var nextWatcher: UInt64 = 0
-        var nextSequence = 0
-    }
+    /// What `feeds()` delivers: first `.present` with the sensors present when the watcher
+    /// started, in the order they came, then `.added` for each sensor as it comes.
+    public typealias Update = HubUpdate<SensorFeed>
 
     /// The scheduler the hub runs on (the input scheduler).
     public let scheduler: SchedulerType
@@ -97,7 +86,7 @@ public final class SensorHub: @unchecked Sendable {
     /// A sensor's orientation rule after each reload (nil: turned off); never, for a hub
     /// given its rule.
     private let orientationUpdates: @Sendable (SensorInfo) -> Observable<OrientationSettings?>
-    private let registry = PosixLocked(Registry())
+    private let registry = SessionRegistry<SensorSession, SensorFeed>()
     /// The configuration the filters follow (`init(scheduler:config:)`); nil for a hub given
     /// its filter.
     private let configs: BehaviorSubject<FilterConfig>?
@@ -151,12 +140,10 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     /// The present sensors, in the order they came.
-    public var sensors: [SensorInfo] {
-        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }.map(\.info)
-    }
+    public var sensors: [SensorInfo] { registry.sessions.map(\.info) }
 
     /// The number of present sensors.
-    public var sensorCount: Int { registry.withLock { $0.sessions.count } }
+    public var sensorCount: Int { registry.count }
 
     /// A present sensor's last samples, by id or else by exact name; nil when there is no
     /// such sensor, `.ambiguous` when several share the name.
@@ -204,7 +191,7 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     private func session(named sensor: String) -> SessionLookup {
-        let sessions = registry.withLock { Array($0.sessions.values) }
+        let sessions = registry.sessions
         if let byID = sessions.first(where: { $0.info.id.rawValue == sensor }) { return .found(byID) }
         let named = sessions.filter { $0.info.name == sensor }
         if named.count > 1 { return .ambiguous }
@@ -212,9 +199,7 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     /// Every present sensor's state, in the order they came (`METRICS`).
-    public var states: [SensorState] {
-        registry.withLock { $0.sessions.values.sorted { $0.sequence < $1.sequence } }.map(Self.state)
-    }
+    public var states: [SensorState] { registry.sessions.map(Self.state) }
 
     private static func state(_ session: SensorSession) -> SensorState {
         let l = session.latest.withLock { $0 }
@@ -227,14 +212,15 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     /// The sensor's inner sequence: its session lives from subscription until the sensor's
-    /// `removal` completes or the subscription is disposed.
+    /// `removal` completes, a newer sensor of the same id replaces it (the registry completes
+    /// the sequence), or the subscription is disposed; `close` runs on its disposal.
     private func session(for stream: SensorStream) -> Observable<Never> {
         Observable<Never>.create { [weak self] observer in
             guard let self else {
                 observer.onCompleted()
                 return Disposables.create()
             }
-            let session = open(stream)
+            let session = open(stream, end: { observer.onCompleted() })
             let removal = stream.removal.subscribe(onError: { _ in observer.onCompleted() },
                                                    onCompleted: { observer.onCompleted() })
             return Disposables.create { [weak self] in
@@ -244,13 +230,9 @@ public final class SensorHub: @unchecked Sendable {
         }
     }
 
-    private func open(_ stream: SensorStream) -> SensorSession {
+    private func open(_ stream: SensorStream, end: @escaping () -> Void) -> SensorSession {
         let info = stream.info
-        if let stale = registry.withLock({ $0.sessions[info.id] }) { close(stale) }
-        let session = registry.withLock { r -> SensorSession in
-            r.nextSequence += 1
-            return SensorSession(info: info, sequence: r.nextSequence)
-        }
+        let session = SensorSession(info: info)
         session.health = stream.health
         session.readable = stream.readableOnce
         let latest = session.latest
@@ -320,47 +302,21 @@ public final class SensorHub: @unchecked Sendable {
         }
         .subscribe(on: scheduler)
         .share()
-        let watchers = registry.withLock { r -> [PublishSubject<Update>] in
-            r.sessions[info.id] = session
-            return Array(r.watchers.values)
-        }
-        for watcher in watchers { watcher.onNext(.added(session.feed)) }
+        registry.register(session, as: info.id, end: end)
         return session
     }
 
+    /// Ends a session once, when its inner sequence in `run`'s merge ends or is disposed.
     private func close(_ session: SensorSession) {
         guard !session.closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        registry.withLock { r in
-            if r.sessions[session.info.id] === session { r.sessions[session.info.id] = nil }
-        }
+        registry.remove(session, as: session.info.id)
         session.ended.onNext(true)
         session.ended.onCompleted()
     }
 
     /// The hub's sensors for watchers: first `.present` with the sensors present now, then
     /// `.added` for each sensor as it comes. The snapshot and the later sensors neither
-    /// overlap nor leave a gap (both decided under the registry's lock); disposal removes the
-    /// watcher. A feed's updates are hot, and subscribing them is what makes the sensor read.
-    public func feeds() -> Observable<Update> {
-        Observable<Update>.deferred { [weak self] in
-            guard let self else { return .empty() }
-            let later = PublishSubject<Update>()
-            let registration = Observable<Update>.create { [weak self] observer in
-                guard let self else {
-                    observer.onCompleted()
-                    return Disposables.create()
-                }
-                let (id, present) = registry.withLock { r -> (UInt64, [SensorSession]) in
-                    r.nextWatcher += 1
-                    r.watchers[r.nextWatcher] = later
-                    return (r.nextWatcher, r.sessions.values.sorted { $0.sequence < $1.sequence })
-                }
-                observer.onNext(.present(present.map(\.feed)))
-                return Disposables.create { [weak self] in
-                    _ = self?.registry.withLock { $0.watchers.removeValue(forKey: id) }
-                }
-            }
-            return Observable.merge([later.asObservable(), registration])
-        }
-    }
+    /// overlap nor leave a gap (`SessionRegistry.watch`); disposal removes the watcher. A
+    /// feed's updates are hot, and subscribing them is what makes the sensor read.
+    public func feeds() -> Observable<Update> { registry.watch(\.feed) }
 }

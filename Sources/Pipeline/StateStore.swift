@@ -171,6 +171,9 @@ extension StateStore {
             case .absHysteresis: filterBase + 6
             case .absRate: filterBase + 9
             case .relRate: filterBase + 12
+            case .wheel: filterBase + 15
+            case .bounceKeys: filterBase + 18
+            case .slowKeys: filterBase + 21
             }
         }
 
@@ -265,6 +268,11 @@ extension StateStore {
                 setFilter(.absHysteresis, c)
                 setFilter(.absRate, c)
                 setFilter(.relRate, c)
+                setFilter(.wheel, c)
+                if c.accessibilityCounted {   // one test per frame while they are off
+                    setFilter(.bounceKeys, c)
+                    setFilter(.slowKeys, c)
+                }
             }
 
             @inline(__always)

@@ -41,6 +41,7 @@ struct EvflowMQTT: ParsableCommand {
     @Option(help: "A key or button to expose as a Home Assistant binary_sensor (repeatable), e.g. KEY_POWER.")
     var haKey: [String] = []
     @Flag(help: "Neither watch nor publish evflowd's sensors (watching them is what makes evflowd read them).") var noSensors = false
+    @Flag(help: "Neither watch nor publish the gestures of the devices' keys (and no device triggers).") var noGestures = false
     @Option(help: "First reconnect delay in seconds.") var retryInitial = 0.5
     @Option(help: "Largest reconnect delay in seconds.") var retryMax = 30.0
 
@@ -96,6 +97,7 @@ struct EvflowMQTT: ParsableCommand {
         settings.stateQoS = Int32(stateQos)
         settings.eventQoS = Int32(eventQos)
         settings.sensors = !noSensors
+        settings.gestures = !noGestures
         if haDiscovery {
             var keys: [UInt16] = []
             for k in haKey {
@@ -104,7 +106,7 @@ struct EvflowMQTT: ParsableCommand {
                 }
                 keys.append(code.code)
             }
-            settings.discovery = Discovery(keys: keys)
+            settings.discovery = Discovery(keys: keys, gestures: !noGestures)
         } else if !haKey.isEmpty {
             throw ConfigError("--ha-key needs --ha-discovery")
         }

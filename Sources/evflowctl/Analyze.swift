@@ -29,6 +29,8 @@ struct Analyze: ParsableCommand {
     var descriptionPath: String?
     @Flag(name: .long, help: "Also measure idle noise per absolute axis and suggest a hysteresis.")
     var axes = false
+    @Flag(name: .long, help: "Also find stray reversed scroll-wheel ticks and suggest a wheel filter window.")
+    var wheel = false
     @Option(name: .customLong("config-out"), help: "Also write the suggestion as a configuration file (YAML) to FILE.")
     var configOut: String?
     @Option(name: .long, help: "Also write the report as a self-contained HTML page with plots to FILE.")
@@ -88,11 +90,13 @@ struct Analyze: ParsableCommand {
             let axisReports = axes ? AxisNoiseAnalysis.analyze(devices) : []
             var text = json ? report.renderJSON() : report.renderText().text
             if axes && !json { text += AxisNoiseAnalysis.renderText(axisReports).text }
+            let wheelReports = wheel ? WheelAnalysis.analyze(devices) : []
+            if wheel && !json { text += WheelAnalysis.renderText(wheelReports).text }
             print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
-            if let configOut { try write(report.configSnippet(axes: axisReports), to: configOut) }
+            if let configOut { try write(report.configSnippet(axes: axisReports, wheel: wheelReports), to: configOut) }
             if let html {
                 let page = ChatterPage(source: source, command: commandLine(), devices: devices, report: report,
-                                       axes: axes ? axisReports : nil, latency: latency)
+                                       axes: axes ? axisReports : nil, wheel: wheel ? wheelReports : nil, latency: latency)
                 try write(ChatterHTML.render(page), to: html)
             }
         }
@@ -118,6 +122,7 @@ struct Analyze: ParsableCommand {
         if let live { words += ["--live", live] }
         if let duration { words += ["--duration", Self.seconds(duration)] }
         if axes { words.append("--axes") }
+        if wheel { words.append("--wheel") }
         if let html { words += ["--html", (html as NSString).lastPathComponent] }
         return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
     }

@@ -203,6 +203,7 @@ struct Watch: ParsableCommand {
     @Option(name: .long, help: "Event type to pass (EV_KEY or a number); repeatable.") var type: [String] = []
     @Option(name: .long, help: "Event code to pass (KEY_A or TYPE:CODE); repeatable.") var code: [String] = []
     @Flag(name: .long, help: "The raw stream (before the noise filters).") var raw = false
+    @Flag(name: .long, help: "The gestures of the keys (press, release, single, double, triple, long, hold) instead of events.") var gestures = false
     @Option(name: .long, help: "At most this many messages per second.") var maxRate: Double?
     @Option(name: .long, help: "Stop after this many stream messages.") var count: Int?
     @Option(name: .long, help: "Sensor id, exact name, quantity (illuminance, accel, ...) or 'all'; repeatable.") var sensor: [String] = []
@@ -210,8 +211,10 @@ struct Watch: ParsableCommand {
     /// The `WATCH` request for the options, checked here as evflowd would check it.
     func request() throws -> Request {
         if sensor.contains("") { throw ValidationError("--sensor must not be empty") }
+        if raw && gestures { throw ValidationError("--raw and --gestures are two different streams: give one") }
         do {
-            var watch = try WatchRequest.checked(devices: device, types: type, codes: code, stream: raw ? .raw : .filtered,
+            var watch = try WatchRequest.checked(devices: device, types: type, codes: code,
+                                                 stream: raw ? .raw : gestures ? .gestures : .filtered,
                                          maxRate: maxRate)
             for s in sensor where !watch.sensors.contains(s) { watch.sensors.append(s) }
             return Request(.watch(watch), tag: .string("evflowctl"))

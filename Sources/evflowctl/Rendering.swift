@@ -147,6 +147,8 @@ enum Render {
         case .sample(let s):
             let orientation: TerminalText = s.orientation.map { "  orientation \($0)" } ?? ""
             return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))\(orientation)"
+        case .gesture(let g):
+            return "\(time(g.event.time))  \(g.device)  \(code(EventType.key, g.event.code)) \(g.event.gesture.rawValue) \(g.event.count)"
         case .frame(let f):
             let events = f.frame.events.map { e in "\(code(e.type, e.code)) \(e.value)" }
             return "\(time(f.frame.time))  \(f.device)  \(events.joined(separator: ", "))"

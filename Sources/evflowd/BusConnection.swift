@@ -6,10 +6,10 @@ import SensorProxy
 import Glibc
 #endif
 
-/// An sd-bus connection to the system bus driven by the input loop, as `SleepMonitor`'s is:
-/// the bus fd is watched there (`sd_bus_get_events`), its deadline is one of the loop's timers
-/// (`sd_bus_get_timeout`), and `sd_bus_process` runs there, so every callback sd-bus makes runs
-/// on the loop's thread. `sd_bus_open_system` honours `DBUS_SYSTEM_BUS_ADDRESS` (the tests'
+/// An sd-bus connection to the system bus driven by the input loop (`SleepMonitor`'s and
+/// `SensorProxyBus`'s): the bus fd is watched there (`sd_bus_get_events`), its deadline is one
+/// of the loop's timers (`sd_bus_get_timeout`), and `sd_bus_process` runs there, so every
+/// callback sd-bus makes runs on the loop's thread. `sd_bus_open_system` honours `DBUS_SYSTEM_BUS_ADDRESS` (the tests'
 /// private bus). Loop thread only; `close()` before the object goes.
 final class BusConnection: @unchecked Sendable {
     private let loop: InputLoop

@@ -20,9 +20,9 @@ import Glibc
 /// - `PrepareForSleep(false)`: `didResume` is called, and a new delay inhibitor is taken for
 ///   the next sleep.
 ///
-/// No thread of its own: the bus fd is watched on the input loop (`sd_bus_get_events`),
-/// its deadline is one of the loop's timers (`sd_bus_get_timeout`), and `sd_bus_process` runs
-/// there; every call goes out asynchronously (nothing waits for a reply). Failures are journal
+/// No thread of its own: the connection is a `BusConnection` on the input loop (its fd watched
+/// there, its deadline one of the loop's timers, `sd_bus_process` run there); every call goes
+/// out asynchronously (nothing waits for a reply). Failures are journal
 /// lines, never the daemon's end: no system bus, or no logind on it (the QEMU guest, a
 /// container), is said once and the daemon goes on without this. A lost connection is said
 /// once and not retried.
@@ -35,11 +35,8 @@ final class SleepMonitor: @unchecked Sendable {
     private let willSleep: (_ ready: @escaping @Sendable () -> Void) -> Void
     private let didResume: () -> Void
 
-    private var bus: OpaquePointer?
-    private var busFD: Int32 = -1
-    private var token: InputLoop.Token?
-    private var interest: InputLoop.Interest = .readable
-    private var timer: SchedulerTimer?
+    /// The system bus; nil before `start()`, without a bus, and once disconnected.
+    private var connection: BusConnection?
     /// The `AddMatch` of `PrepareForSleep`, and the `Inhibit` call in flight (owned slots:
     /// unreferencing one cancels it).
     private var matchSlot: OpaquePointer?
@@ -67,21 +64,23 @@ final class SleepMonitor: @unchecked Sendable {
     }
 
     deinit {
-        precondition(bus == nil && inhibitor == nil, "SleepMonitor deallocated without close()")
+        precondition(connection == nil && inhibitor == nil, "SleepMonitor deallocated without close()")
     }
 
     /// Connects to the system bus, subscribes to `PrepareForSleep` and asks for a delay
     /// inhibitor. Without a bus: one journal line, and nothing else happens. Loop thread only.
     func start() {
         precondition(loop.isCurrent, "SleepMonitor.start must be called on the input loop")
-        guard !closed, bus == nil else { return }
-        var opened: OpaquePointer?
-        let rc = sd_bus_open_system(&opened)
-        guard rc >= 0, let opened else {
-            logger.notice("suspend/resume: no system bus (sd_bus_open_system: \(Self.errnoText(-rc))); held keys on virtual devices are not released before a sleep")
+        guard !closed, connection == nil else { return }
+        let connection: BusConnection
+        do {
+            connection = try BusConnection(loop: loop) { [weak self] why in self?.lost(why) }
+        } catch {
+            logger.notice("suspend/resume: no system bus (\(error)); held keys on virtual devices are not released before a sleep")
             return
         }
-        bus = opened
+        self.connection = connection
+        guard let opened = connection.bus else { return }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         var slot: OpaquePointer?
         let match = sd_bus_match_signal_async(opened, &slot, Self.logind, Self.logindPath, Self.managerInterface,
@@ -93,26 +92,13 @@ final class SleepMonitor: @unchecked Sendable {
             return 0
         }, userdata)
         guard match >= 0 else {
-            logger.notice("suspend/resume: cannot subscribe to logind's PrepareForSleep (sd_bus_match_signal_async: \(Self.errnoText(-match))); held keys on virtual devices are not released before a sleep")
+            logger.notice("suspend/resume: cannot subscribe to logind's PrepareForSleep (sd_bus_match_signal_async: \(BusError.text(-match))); held keys on virtual devices are not released before a sleep")
             disconnect()
             return
         }
         matchSlot = slot
-        let fd = sd_bus_get_fd(opened)
-        guard fd >= 0 else {
-            logger.notice("suspend/resume: the system bus has no fd (sd_bus_get_fd: \(Self.errnoText(-fd))); held keys on virtual devices are not released before a sleep")
-            disconnect()
-            return
-        }
-        busFD = fd
-        token = loop.register(fd: fd, interest: interest) { [weak self] in
-            self?.pump() ?? .drained
-        }
-        timer = loop.makeTimer { [weak self] _ in
-            if self?.pump() == .morePending { self?.schedulePump() }
-        }
         takeInhibitor()
-        _ = pump()
+        connection.flushSoon()
     }
 
     /// Disconnects: closes the inhibitor (a sleep waiting for it goes on), cancels the match
@@ -135,7 +121,7 @@ final class SleepMonitor: @unchecked Sendable {
         var start: Int32 = 0
         let rc = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &start)
         guard rc > 0 else {
-            logger.warning("suspend/resume: a PrepareForSleep without its boolean (sd_bus_message_read_basic: \(Self.errnoText(-rc))); ignored")
+            logger.warning("suspend/resume: a PrepareForSleep without its boolean (sd_bus_message_read_basic: \(BusError.text(-rc))); ignored")
             return
         }
         if start != 0 {
@@ -175,7 +161,7 @@ final class SleepMonitor: @unchecked Sendable {
         // The message owns its fd: keep a duplicate.
         let own = rc > 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1
         guard own >= 0 else {
-            logger.notice("suspend/resume: logind's Inhibit reply has no fd (\(Self.errnoText(rc < 0 ? -rc : errno))); held keys on virtual devices are not released before a sleep")
+            logger.notice("suspend/resume: logind's Inhibit reply has no fd (\(BusError.text(rc < 0 ? -rc : errno))); held keys on virtual devices are not released before a sleep")
             return
         }
         inhibitor?.close()
@@ -193,7 +179,7 @@ final class SleepMonitor: @unchecked Sendable {
 
     /// `Inhibit("sleep", "evflowd", why, "delay")`, answered in `inhibitReply`.
     private func takeInhibitor() {
-        guard let bus, inhibitSlot == nil else { return }
+        guard let bus = connection?.bus, inhibitSlot == nil else { return }
         var message: OpaquePointer?
         var rc = sd_bus_message_new_method_call(bus, &message, Self.logind, Self.logindPath, Self.managerInterface, "Inhibit")
         if rc >= 0, let message {
@@ -211,62 +197,11 @@ final class SleepMonitor: @unchecked Sendable {
         }
         if let message { sd_bus_message_unref(message) }
         if rc < 0 {
-            logger.notice("suspend/resume: cannot ask logind for a delay inhibitor (\(Self.errnoText(-rc))); held keys on virtual devices are not released before a sleep")
+            logger.notice("suspend/resume: cannot ask logind for a delay inhibitor (\(BusError.text(-rc))); held keys on virtual devices are not released before a sleep")
         }
     }
 
-    // MARK: The connection on the loop
-
-    /// Lets sd-bus read, write, time out and dispatch (at most 64 messages a turn), then
-    /// watches the fd and sets the timer for what it wants next.
-    private func pump() -> InputLoop.Outcome {
-        guard let bus else { return .drained }
-        var outcome = InputLoop.Outcome.drained
-        var processed = 0
-        while true {
-            let rc = sd_bus_process(bus, nil)
-            if rc < 0 {
-                lost("sd_bus_process: \(Self.errnoText(-rc))")
-                return .drained
-            }
-            if rc == 0 { break }
-            processed += 1
-            if processed == 64 {
-                outcome = .morePending
-                break
-            }
-        }
-        // A callback may have closed it (close() from a handler), or the peer hung up.
-        guard self.bus != nil else { return .drained }
-        if sd_bus_is_open(bus) <= 0 {
-            lost("the connection was closed")
-            return .drained
-        }
-        let events = sd_bus_get_events(bus)
-        var wanted: InputLoop.Interest = []
-        if events > 0 {
-            if events & Int32(POLLIN) != 0 { wanted.insert(.readable) }
-            if events & Int32(POLLOUT) != 0 { wanted.insert(.writable) }
-        }
-        if wanted.isEmpty { wanted = .readable }
-        if wanted != interest, let token {
-            interest = wanted
-            loop.update(token, fd: busFD, interest: wanted)
-        }
-        var usec: UInt64 = 0
-        if sd_bus_get_timeout(bus, &usec) >= 0, usec != UInt64.max {
-            timer?.arm(at: usec > UInt64(Int64.max / 1000) ? .max : Int64(usec) * 1000, token: 0)
-        } else {
-            timer?.disarm()
-        }
-        return outcome
-    }
-
-    private func schedulePump() {
-        loop.schedule { [weak self] in
-            if self?.pump() == .morePending { self?.schedulePump() }
-        }
-    }
+    // MARK: The connection
 
     private func lost(_ why: String) {
         logger.notice("suspend/resume: the system bus connection is gone (\(why)); held keys on virtual devices are no longer released before a sleep")
@@ -276,17 +211,12 @@ final class SleepMonitor: @unchecked Sendable {
     private func disconnect() {
         inhibitor?.close()
         inhibitor = nil
-        if let token, busFD >= 0 { loop.unregister(token, fd: busFD) }
-        token = nil
-        busFD = -1
-        timer?.invalidate()
-        timer = nil
         if let slot = inhibitSlot { sd_bus_slot_unref(slot) }
         inhibitSlot = nil
         if let slot = matchSlot { sd_bus_slot_unref(slot) }
         matchSlot = nil
-        if let bus { sd_bus_close_unref(bus) }
-        bus = nil
+        connection?.close()
+        connection = nil
     }
 
     // MARK: Helpers
@@ -298,9 +228,5 @@ final class SleepMonitor: @unchecked Sendable {
         let name = error.pointee.name.map { String(cString: $0) } ?? "an error"
         let text = error.pointee.message.map { String(cString: $0) }
         return text.map { "\(name): \($0)" } ?? name
-    }
-
-    private static func errnoText(_ code: Int32) -> String {
-        "\(String(cString: strerror(code))) (errno \(code))"
     }
 }

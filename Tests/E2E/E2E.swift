@@ -390,7 +390,13 @@ struct E2E {
         var keys: [UInt16: Int32] = [:]
         for f in log.frames { for e in f.events where e.type == EventType.key { keys[e.code] = e.value } }
         let released = !keys.isEmpty && keys.values.allSatisfy { $0 == 0 }
-        let partial = !broken.isEmpty || !released
+        // The kernel queues its release frame at the disconnect, but evdev_read answers ENODEV
+        // as soon as the device is gone, queued events or not: a reader that was not already
+        // reading loses that frame (seen once in 41 runs: last KEY_A=1 KEY_B=1). Then the last
+        // frame read must still be a whole pair; releasing what is left is the hub's job
+        // (DeviceHub's removal, the twin's releaseAll), tested there.
+        let lastWhole = log.frames.last.map { $0.events.map(\.code) == [30, 48] } ?? false
+        let partial = !broken.isEmpty || !(released || lastWhole)
         report.check(removed && status == 0 && info != nil, "vanish: device read, then destroyed mid-frame",
                      "helper exit \(status), \(log.frames.count) frames, \(after.synDropped - before.synDropped) SYN_DROPPED")
         report.check(after.removedOnENODEV - before.removedOnENODEV == 1,
@@ -400,8 +406,9 @@ struct E2E {
                         && after.removedOnUdevRemove == before.removedOnUdevRemove,
                      "vanish: removed exactly once although udev's remove followed",
                      changes.map(\.change.kind).joined(separator: ",") + "; sentinel announced after udev's remove: \(sentinelSeen)")
-        report.check(log.completed && !partial, "vanish: frames whole, keys released by the kernel's last frame, then completed",
+        report.check(log.completed && !partial, "vanish: frames whole, keys released by the kernel's last frame (or that frame lost to ENODEV), then completed",
                      "completed \(log.completed); last \(describe(Array(log.frames.suffix(1))))"
+                        + (released ? "" : " (the kernel's release frame was lost to ENODEV)")
                         + (broken.isEmpty ? "" : "; broken \(broken.prefix(3))"))
         report.check(settled, "vanish: no leak",
                      "fds \(fds0)→\(openFileDescriptorCount() ?? -1), scopes \(scopes0)→\(monitor.scopeCount), live resources \(live0)→\(LiveResources.count)")

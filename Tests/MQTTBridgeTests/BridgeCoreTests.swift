@@ -112,6 +112,26 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
         #expect(stats.contains(#""outbox_dropped":3"#) && stats.contains(#""broker_connects":2"#))
     }
 
+    /// Regression (found by scripts/check-home-assistant): the state topic was cleared before
+    /// the discovery configs, so Home Assistant's entities rendered their templates over an
+    /// empty payload and logged an error each.
+    @Test func aRemovedDeviceLosesItsDiscoveryConfigsBeforeItsState() {
+        let s = VirtualTimeScheduler()
+        let c = core(s)
+        let broker = FakeBroker(), daemon = FakeDaemon()
+        c.brokerConnected(broker)
+        c.daemonConnected(daemon)
+        c.daemonMessage(.devices([lid], tag: nil))
+        c.daemonMessage(.state(report(lid, lid: 0, frames: 1), tag: nil))
+        let before = broker.messages.count
+        c.daemonMessage(.device(.removed(lid)))
+        let clears = broker.messages[before...].map(\.topic)
+        let discovery = clears.indices.filter { clears[$0].hasPrefix("homeassistant/") }
+        #expect(!discovery.isEmpty)
+        #expect(discovery.max()! < clears.firstIndex(of: layout.state(lid.id.rawValue))!)
+        #expect(broker.messages[before...].allSatisfy { $0.payload.isEmpty })
+    }
+
     @Test func daemonLostGoesOfflineAndReconcilesOnReturn() {
         let s = VirtualTimeScheduler()
         let c = core(s, discovery: false)
@@ -286,5 +306,8 @@ private func report(_ d: DeviceInfo, lid: Int32, frames: UInt64) -> DeviceStateR
         #expect(broker.payload(layout.sensorState(Self.light.id.rawValue)) == "")   // cleared (retained, empty)
         #expect(broker.payload(layout.sensorDescription(Self.light.id.rawValue)) == "")
         #expect(broker.payload(layout.sensorDescription(Self.env.id.rawValue))?.contains("bme280") == true)
+        let topics = broker.messages.map(\.topic)
+        let lastDiscovery = topics.lastIndex { $0.hasPrefix("homeassistant/") && $0.contains("als") }!
+        #expect(lastDiscovery < topics.lastIndex(of: layout.sensorState(Self.light.id.rawValue))!)
     }
 }

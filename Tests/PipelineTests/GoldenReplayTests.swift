@@ -74,13 +74,13 @@ import Testing
         return s
     }
 
-    /// Replays `recording` through a `DeviceHub` with the default configuration on a
+    /// Replays `recording` through a `DeviceHub` with `config` (the default configuration) on a
     /// `VirtualTimeScheduler`, until nothing is left to do; disposes everything.
-    static func replay(_ recording: Recording, speed: Double = 1) throws -> Output {
+    static func replay(_ recording: Recording, speed: Double = 1, config: FilterConfig = FilterConfig()) throws -> Output {
         let scheduler = VirtualTimeScheduler()
         let replay = ReplaySource(recordings: [recording], scheduler: scheduler, speed: speed)
         let store = StateStore()
-        let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
+        let hub = DeviceHub(store: store, config: config, scheduler: scheduler, latencyClock: .replay)
         var lines: [String] = []
         var finalStates: [(DeviceID, DeviceState?)] = []
         let watchers = CompositeDisposable()
@@ -244,6 +244,7 @@ import Testing
         }
         var expected = Set<String>()
         for r in recordings { expected.insert(r + ".frames.txt"); expected.insert(r + ".state.json") }
+        expected.formUnion(WheelReplayTests.goldenFiles)   // a handmade recording replayed with wheel: on
         #expect(goldens == expected)
     }
 }

@@ -72,6 +72,34 @@ import Testing
         #expect(run.counters[.relRate].merged == 2)
     }
 
+    @Test("an axis and a switch that get a filter start from the value they last passed unfiltered (a resting stick's next jitter is dropped)")
+    func newlyFilteredCodesStartFromWhatPassed() {
+        var before = DeviceFilterSettings()
+        before.absolute[C.ABS_Y] = .absolute(hysteresis: 5, minInterval: 0)   // stays; ABS_X unfiltered
+        var after = DeviceFilterSettings()
+        after.absolute[C.ABS_X] = .absolute(hysteresis: 590, minInterval: 0)
+        after.switches[C.SW_LID] = .debounce(window: 20 * ms)
+        let input = [frame(100, EventType.abs, C.ABS_X, -280), frame(101, EventType.abs, C.ABS_X, 40),
+                     frame(102, EventType.sw, C.SW_LID, 1),
+                     frame(200, EventType.abs, C.ABS_X, -280), frame(201, EventType.abs, C.ABS_X, 310),
+                     frame(202, EventType.abs, C.ABS_X, 20000), frame(300, EventType.sw, C.SW_LID, 1)]
+        let run = runFilter(before, input, updates: [(150, after)])
+        // Seeded with 40: -280 and 310 are within 590 of it; 20000 is a real move.
+        #expect(run.values(EventType.abs, C.ABS_X) == "-280@100 40@101 20000@202")
+        // Seeded with 1: a repeated 1 is no change.
+        #expect(run.values(EventType.sw, C.SW_LID) == "1@102")
+    }
+
+    @Test("a code whose filter is removed and added again starts from what the old filter delivered")
+    func filterRemovedThenAddedAgain() {
+        var hyst = DeviceFilterSettings()
+        hyst.absolute[C.ABS_X] = .absolute(hysteresis: 100, minInterval: 0)
+        let input = [frame(100, EventType.abs, C.ABS_X, 0), frame(101, EventType.abs, C.ABS_X, 50),
+                     frame(300, EventType.abs, C.ABS_X, 60)]
+        let run = runFilter(hyst, input, updates: [(150, DeviceFilterSettings()), (200, hyst)])
+        #expect(run.values(EventType.abs, C.ABS_X) == "0@100")
+    }
+
     @Test("a resync frame passes whole and restarts the codes it names; a held release of a key it says is down is dropped")
     func resyncFrame() {
         var filter = NoiseFilter(settings: Self.key15)

@@ -244,6 +244,62 @@ struct SensorHubTests {
         #expect(LiveResources.owned == baseline)
     }
 
+    /// Issue #35: a sensor announced again under the id of a present one (a re-plug whose
+    /// removal has not come yet) closed the old session, but the session's inner sequence in
+    /// `run`'s merge went on — its removal stayed subscribed, and the merge entry kept the
+    /// session until the hub stopped. The device hub had this fix (issue #25); the sensor hub
+    /// had its own copy of the registry without it.
+    @Test("issue #35: a sensor replaced by a newer one of the same id ends its stale session while the hub runs: the old removal is unsubscribed, the old feed ends, the resources return")
+    func staleSessionIsReleasedWhileTheHubRuns() {
+        let baseline = LiveResources.owned
+        do {
+            let rig = Rig()
+            // Each removal counts its subscriptions: the stale one's must end.
+            let first = PublishSubject<Never>(), second = PublishSubject<Never>()
+            let firstCounts = Counts(), secondCounts = Counts()
+            func counted(_ removal: PublishSubject<Never>, _ counts: Counts) -> Observable<Never> {
+                Observable<Never>.create { observer in
+                    counts.active.add(1, ordering: .relaxed)
+                    let s = removal.subscribe(observer)
+                    return Disposables.create {
+                        s.dispose()
+                        counts.active.subtract(1, ordering: .relaxed)
+                    }
+                }
+            }
+            let idle = LiveResources.owned   // the hub running, no sensor
+            rig.sensors.onNext(SensorStream(info: Self.light, samples: .never(), removal: counted(first, firstCounts)))
+            #expect(firstCounts.active.load(ordering: .relaxed) == 1)
+            let oneSession = LiveResources.owned - idle
+            #expect(oneSession > 0)
+            var oldEnded = false
+            var added: [DeviceID] = []
+            var w: Disposable? = rig.hub.feeds().subscribe(onNext: { update in
+                switch update {
+                case .present(let feeds): for feed in feeds { _ = feed.ended.subscribe(onCompleted: { oldEnded = true }) }
+                case .added(let feed): added.append(feed.info.id)
+                }
+            })
+
+            rig.sensors.onNext(SensorStream(info: Self.light, samples: .never(), removal: counted(second, secondCounts)))
+            #expect(rig.hub.sensorCount == 1)
+            #expect(oldEnded, "the stale session's feed ended")
+            #expect(added == [Self.light.id], "the newer session was announced")
+            #expect(firstCounts.active.load(ordering: .relaxed) == 0, "the stale session's removal is no longer subscribed")
+            #expect(secondCounts.active.load(ordering: .relaxed) == 1)
+            w?.dispose()
+            w = nil   // the subscription object itself is counted too
+            #expect(LiveResources.owned - idle == oneSession, "the stale session's resources are gone, the new one's live")
+
+            second.onCompleted()
+            #expect(rig.hub.sensorCount == 0)
+            #expect(secondCounts.active.load(ordering: .relaxed) == 0)
+            #expect(LiveResources.owned == idle, "back to the running hub's baseline before it stops")
+            rig.stop()
+        }
+        #expect(LiveResources.owned == baseline)
+    }
+
     /// Issue #29: the D-Bus service follows sensors it does not read; the end came only
     /// through `updates`, whose subscription reads the sensor.
     @Test("a feed's ended tells the removal without reading the sensor; a late subscriber gets its completion")

@@ -48,6 +48,7 @@ enum C {
     static let KEY_A = code("KEY_A")
     static let KEY_B = code("KEY_B")
     static let BTN_LEFT = code("BTN_LEFT")
+    static let KEY_LEFTSHIFT = code("KEY_LEFTSHIFT")
     static let BTN_RIGHT = code("BTN_RIGHT")
     static let BTN_TOUCH = code("BTN_TOUCH")
     static let BTN_TOOL_FINGER = code("BTN_TOOL_FINGER")
@@ -60,6 +61,8 @@ enum C {
     static let REL_X = code("REL_X")
     static let REL_Y = code("REL_Y")
     static let REL_WHEEL = code("REL_WHEEL")
+    static let REL_HWHEEL = code("REL_HWHEEL")
+    static let REL_WHEEL_HI_RES = code("REL_WHEEL_HI_RES")
     static let MSC_SCAN = code("MSC_SCAN")
     static let LED_CAPSL = code("LED_CAPSL")
 }

@@ -321,7 +321,7 @@ private let mouse = DeviceInfo(
     @Test func watchStream() {
         for v in [#""both""#, #""RAW""#, "1", "true"] {
             expectError(#"{"class":"WATCH","stream":\#(v)}"#, .invalidStream,
-                        message: #"field 'stream' must be "filtered" or "raw""#, field: "stream", requestClass: "WATCH")
+                        message: #"field 'stream' must be "filtered", "raw" or "gestures""#, field: "stream", requestClass: "WATCH")
         }
     }
 
@@ -356,7 +356,7 @@ private let mouse = DeviceInfo(
     @Test func version() throws {
         var w = MessageWriter(names: testNames)
         w.appendVersion(release: "0.1.0", keys: .visible)
-        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":4,"keys":"visible"}"# + "\n")
+        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":5,"keys":"visible"}"# + "\n")
     }
 
     @Test func frameExactBytes() {
@@ -532,7 +532,7 @@ private let mouse = DeviceInfo(
         #expect(lines[2] == #"{"class":"ERROR","message":"unknown request class 'NOPE'","field":"class","id":1}"#)
         var stream = MessageWriter(names: testNames)
         stream.appendError(try #require(parseError(#"{"class":"WATCH","stream":"both"}"#)))
-        #expect(text(stream.bytes) == #"{"class":"ERROR","message":"field 'stream' must be \"filtered\" or \"raw\"","request_class":"WATCH","field":"stream"}"# + "\n")
+        #expect(text(stream.bytes) == #"{"class":"ERROR","message":"field 'stream' must be \"filtered\", \"raw\" or \"gestures\"","request_class":"WATCH","field":"stream"}"# + "\n")
     }
 
     @Test func resetKeepsWriting() {

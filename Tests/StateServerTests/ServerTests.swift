@@ -384,7 +384,7 @@ struct ServerTests {
                 (#"{"class":"WATCH","types":["EV_KYE"]}"#, "types", "unknown event type 'EV_KYE'"),
                 (#"{"class":"WATCH","codes":["KEY_QQ"]}"#, "codes", "unknown event code 'KEY_QQ'"),
                 (#"{"class":"WATCH","types":[40]}"#, "types", "event type 40 is out of range 0...31"),
-                (#"{"class":"WATCH","stream":"cooked"}"#, "stream", #"field 'stream' must be "filtered" or "raw""#),
+                (#"{"class":"WATCH","stream":"cooked"}"#, "stream", #"field 'stream' must be "filtered", "raw" or "gestures""#),
                 (#"{"class":"WATCH","max_rate":0}"#, "max_rate", "field 'max_rate' must be a number greater than 0 and at most 100000"),
                 (#"{"class":"PING","id":[1]}"#, "id", "field 'id' must be a string of at most 64 bytes or an integer"),
                 (#"{"class":"STATE","device":"ghost"}"#, "device", "no device 'ghost'"),

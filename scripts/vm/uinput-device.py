@@ -4,7 +4,7 @@
 Used by the e2e tests inside the scripts/vm/run guest. Python standard library only: the uinput
 ioctls are made with fcntl.ioctl, exactly as evflow's Swift code would make them.
 
-  uinput-device.py {keyboard,mouse,switch,joystick,touchpad,tablet,gamepad} [options]
+  uinput-device.py {keyboard,mouse,wheelmouse,switch,joystick,touchpad,tablet,gamepad} [options]
 
 Event script (--events TEXT or --events-file FILE; whitespace separated, '#' starts a comment):
   CODE=VALUE   one event; CODE is a name (KEY_A, BTN_LEFT, REL_X, SW_LID, ...) or TYPE:CODE
@@ -101,6 +101,7 @@ CODES.update({"KEY_ESC": (EV_KEY, 1), "KEY_ENTER": (EV_KEY, 28), "KEY_LEFTCTRL":
               "KEY_LEFTSHIFT": (EV_KEY, 42), "KEY_SPACE": (EV_KEY, 57),
               "BTN_LEFT": (EV_KEY, 0x110), "BTN_RIGHT": (EV_KEY, 0x111), "BTN_MIDDLE": (EV_KEY, 0x112),
               "REL_X": (EV_REL, 0x00), "REL_Y": (EV_REL, 0x01), "REL_WHEEL": (EV_REL, 0x08),
+              "REL_HWHEEL": (EV_REL, 0x06), "REL_WHEEL_HI_RES": (EV_REL, 0x0b), "REL_HWHEEL_HI_RES": (EV_REL, 0x0c),
               "SW_LID": (EV_SW, 0x00), "BTN_TRIGGER": (EV_KEY, 0x120), "BTN_THUMB": (EV_KEY, 0x121),
               "BTN_TOOL_PEN": (EV_KEY, 0x140), "BTN_TOOL_FINGER": (EV_KEY, 0x145),
               "BTN_TOUCH": (EV_KEY, 0x14a), "BTN_STYLUS": (EV_KEY, 0x14b),
@@ -120,6 +121,10 @@ KINDS = {
     "mouse": {"product": 0x0102, "bits": [(UI_SET_KEYBIT, 0x110), (UI_SET_KEYBIT, 0x111),
                                           (UI_SET_KEYBIT, 0x112), (UI_SET_RELBIT, 0x00),
                                           (UI_SET_RELBIT, 0x01), (UI_SET_RELBIT, 0x08)]},
+    # A mouse with high-resolution wheels (REL_WHEEL_HI_RES, 120 a detent), as hid-input makes one.
+    "wheelmouse": {"product": 0x0108, "bits": [(UI_SET_KEYBIT, 0x110), (UI_SET_KEYBIT, 0x111),
+                                               (UI_SET_KEYBIT, 0x112)] +
+                   [(UI_SET_RELBIT, c) for c in (0x00, 0x01, 0x06, 0x08, 0x0b, 0x0c)]},
     "switch": {"product": 0x0103, "bits": [(UI_SET_SWBIT, 0x00)]},
     # A joystick with many absolute axes (udev: ID_INPUT_JOYSTICK): 13 ABS axes, two buttons.
     "joystick": {"product": 0x0104, "bits": [(UI_SET_KEYBIT, 0x120), (UI_SET_KEYBIT, 0x121)] +
@@ -155,6 +160,7 @@ EVBIT_FOR = {UI_SET_KEYBIT: EV_KEY, UI_SET_RELBIT: EV_REL, UI_SET_SWBIT: EV_SW, 
 DEFAULT_SCRIPTS = {
     "keyboard": "KEY_H=1 . KEY_H=0 . +10ms KEY_I=1 . KEY_I=0 .",
     "mouse": "REL_X=5 REL_Y=-3 . +10ms BTN_LEFT=1 . BTN_LEFT=0 . +10ms REL_WHEEL=1 .",
+    "wheelmouse": "REL_X=5 . +10ms REL_WHEEL=1 REL_WHEEL_HI_RES=120 .",
     "switch": "SW_LID=1 . +50ms SW_LID=0 .",
     "joystick": "ABS_X=1000 ABS_Y=-2000 ABS_THROTTLE=300 . +10ms BTN_TRIGGER=1 . BTN_TRIGGER=0 .",
     "gamepad": "ABS_X=12000 ABS_Y=-8000 . +10ms BTN_SOUTH=1 . BTN_SOUTH=0 . +10ms ABS_X=0 ABS_Y=0 .",

@@ -6,7 +6,8 @@
 // events (SYN_REPORTs included, as `Recording.eventCount` counts them), written as evemu text
 // in memory with EvemuWriter. Rows, interleaved, median of `--reps` (default 5):
 //   parse     EvemuReader.parse of every text
-//   pipeline  parse + ReplaySource on a VirtualTimeScheduler → DeviceHub (default FilterConfig)
+//   pipeline  parse + ReplaySource on a VirtualTimeScheduler → DeviceHub (default FilterConfig, or
+//             the file EVFLOW_R1_CONFIG names)
 //             → StateStore, run to the end, everything disposed
 // Prints events/s for both and a checksum (frames and events delivered, from each device's
 // counters right before its removal) that must be the same in every repetition.
@@ -90,11 +91,18 @@ func parseAll(_ texts: [[UInt8]]) -> [Recording] {
     }
 }
 
+/// The configuration: the default, or the file `EVFLOW_R1_CONFIG` names (the wheel filter's
+/// cost is measured with `wheel:` on, docs/benchmarks.md).
+let r1Config: FilterConfig = {
+    guard let path = ProcessInfo.processInfo.environment["EVFLOW_R1_CONFIG"] else { return FilterConfig() }
+    do { return try FilterConfig.load(path: path) } catch { fatalError("\(error)") }
+}()
+
 func runPipeline(_ recordings: [Recording]) -> Checksum {
     let scheduler = VirtualTimeScheduler()
     let replay = ReplaySource(recordings: recordings, scheduler: scheduler)
     let store = StateStore()
-    let hub = DeviceHub(store: store, config: FilterConfig(), scheduler: scheduler, latencyClock: .replay)
+    let hub = DeviceHub(store: store, config: r1Config, scheduler: scheduler, latencyClock: .replay)
     var sum = Checksum()
     let running = hub.run(replay.devices.map { stream in
         let id = stream.info.id

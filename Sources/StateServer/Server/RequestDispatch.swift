@@ -182,6 +182,10 @@ final class WatchEncoder: @unchecked Sendable {
             writer.reset()
             writer.appendSensorNotice(change)
             queued = client.enqueue(writer.bytes, generation: generation)
+        case .gesture(let id, let gesture):
+            writer.reset()
+            writer.appendGesture(device: id, gesture, keys: frames.shape.keys)
+            queued = client.enqueue(writer.bytes, generation: generation, frameTime: gesture.time)
         case .sample(let sensor, let stream, let sample, let orientation):
             writer.reset()
             writer.appendSample(sensor, stream: stream, sample: sample, orientation: orientation)

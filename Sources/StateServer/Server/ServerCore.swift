@@ -211,6 +211,7 @@ final class ServerCore: @unchecked Sendable {
     func withOutput(_ device: DeviceInfo) -> DeviceInfo {
         var device = device
         device.output = hub.outputStatus(of: device.id)
+        device.gestures = hub.gestures(of: device.id)
         return device
     }
 

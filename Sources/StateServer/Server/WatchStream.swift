@@ -14,6 +14,8 @@ enum WatchItem: Sendable {
     case sample(SensorInfo, StreamKind, SensorSample, orientation: String?)
     /// A selected sensor came (after the watch started) or went.
     case sensorNotice(SensorChange)
+    /// A gesture of a key of a device (the `gestures` stream, 1.5).
+    case gesture(DeviceID, GestureEvent)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -49,8 +51,12 @@ enum WatchStream {
                     .concat(stream.frames.compactMap { _ -> WatchItem? in nil })
                     .concat(.just(.notice(.removed(info))))
             }
-            let frames = stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) }
-                .concat(.just(.notice(.removed(info))))
+            // The gestures stream: the session's gestures of the selected keys instead of frames
+            // (it ends when the device goes, as its frames do).
+            let items = watch.stream == .gestures
+                ? stream.gestures.filter { selection.matches(type: EventType.key, code: $0.code) }.map { WatchItem.gesture(info.id, $0) }
+                : stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) }
+            let frames = items.concat(.just(.notice(.removed(info))))
             return announce ? frames.startWith(.notice(.added(info))) : frames
         }
         var items = hub.streams(raw: raw).flatMap { update -> Observable<WatchItem> in
@@ -72,7 +78,7 @@ enum WatchStream {
             items = items.filter { item in
                 let admitted: Bool
                 switch item {
-                case .notice, .sensorNotice: return true   // never limited
+                case .notice, .sensorNotice, .gesture: return true   // never limited (a gesture is a key's)
                 case .frame(_, let frame): admitted = limiter.admit(frame)
                 case .sample(_, _, let sample, _): admitted = limiter.admit(time: sample.time)
                 }

@@ -76,3 +76,32 @@ extension AxisNoiseAnalysis {
         return out
     }
 }
+
+extension WheelAnalysis {
+    /// The `--wheel` section of the text report.
+    static func renderText(_ axes: [AxisReport]) -> TerminalText {
+        var out: TerminalText = "\nScroll wheels: stray ticks (a lone tick against the scroll, under 200ms from the ticks around it)\n"
+        if axes.isEmpty { return out + "no scroll wheel events\n" }
+        var device = ""
+        for a in axes {
+            if a.deviceID != device {
+                device = a.deviceID
+                out += "\n\(a.deviceName) (\(a.deviceID))\n"
+            }
+            out += "  \(a.codeName)\(a.hiRes ? " (high resolution)" : ""): \(a.ticks.count) ticks, "
+                + "\(a.reversals.count) reversal(s), \(a.strays.count) stray tick(s)\n"
+            if let shortest = a.strayGaps.min(), let longest = a.strayGaps.max() {
+                out += "    strays came \(ChatterAnalysis.ms(shortest))–\(ChatterAnalysis.ms(longest)) after the tick before\n"
+            }
+            let s = a.suggestion
+            if a.strays.isEmpty {
+                out += "    suggested: wheel off (no stray tick)\n"
+            } else {
+                out += "    with wheel \(ChatterAnalysis.ms(s.window)): \(s.remainingStrays) stray(s) left, \(s.lostTicks) real tick(s) lost\n"
+                out += a.recommended ? "    suggested: wheel: \(ChatterAnalysis.ms(s.window))\n"
+                    : "    suggested: wheel: \(ChatterAnalysis.ms(s.window)) is the closest (no window is clean)\n"
+            }
+        }
+        return out
+    }
+}

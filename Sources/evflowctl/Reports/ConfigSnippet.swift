@@ -5,13 +5,14 @@ extension ChatterReport {
     /// The suggestions as a configuration file (`--config-out`): one rule per device,
     /// matched by vendor:product and name, with a `codes:` entry per key or button that has a
     /// suggestion, and per absolute axis (`axes`, from `--axes`) whose suggested hysteresis
-    /// exceeds its fuzz; each rule carries `output: virtual` commented out, the one line that
+    /// exceeds its fuzz, and a `wheel:` window per device whose wheel a clean window fixes
+    /// (`wheel`, from `--wheel`); each rule carries `output: virtual` commented out, the one line that
     /// gives every program the filtered stream. `FilterConfig.parse` accepts it, with that line
     /// commented out or not.
-    func configSnippet(axes: [AxisNoiseAnalysis.AxisReport] = []) -> String {
+    func configSnippet(axes: [AxisNoiseAnalysis.AxisReport] = [], wheel: [WheelAnalysis.AxisReport] = []) -> String {
         var out = "# written by evflowctl analyze: per code, the debounce that left no bounce and lost no press\n"
         out += "version: 1\n"
-        struct Entry { var deviceID, deviceName, line: String; var vendor, product: UInt16 }
+        struct Entry { var deviceID, deviceName, line: String; var vendor, product: UInt16; var ruleLevel = false }
         var entries: [Entry] = []
         for c in codes {
             guard let w = c.suggestedWindow, let mode = c.suggestedSpurious else { continue }
@@ -23,6 +24,19 @@ extension ChatterReport {
         for a in axes where a.suggestedHysteresis > a.fuzz {
             entries.append(Entry(deviceID: a.deviceID, deviceName: a.deviceName,
                                  line: "\(a.code): { hysteresis: \(a.suggestedHysteresis) }", vendor: a.vendor, product: a.product))
+        }
+        // A device's wheel window: the longest its axes' clean suggestions need (`--wheel`).
+        var windows: [(id: String, axis: WheelAnalysis.AxisReport)] = []
+        for a in wheel where a.recommended {
+            if let i = windows.firstIndex(where: { $0.id == a.deviceID }) {
+                if a.suggestion.window > windows[i].axis.suggestion.window { windows[i].axis = a }
+            } else {
+                windows.append((a.deviceID, a))
+            }
+        }
+        for (_, a) in windows {
+            entries.append(Entry(deviceID: a.deviceID, deviceName: a.deviceName, line: "wheel: \(ChatterAnalysis.ms(a.suggestion.window))",
+                                 vendor: a.vendor, product: a.product, ruleLevel: true))
         }
         var devices: [(String, [Entry])] = []
         for e in entries {
@@ -38,8 +52,11 @@ extension ChatterReport {
             let first = list[0]
             out += "  - match: { id: \"\(hex(first.vendor)):\(hex(first.product))\", name: \(Self.yamlQuoted(first.deviceName)) }\n"
             out += "    # output: virtual   # uncomment so that every program, not only evflow's clients, gets the filtered stream\n"
+            for e in list where e.ruleLevel { out += "    \(e.line)\n" }
+            let codes = list.filter { !$0.ruleLevel }
+            if codes.isEmpty { continue }
             out += "    codes:\n"
-            for e in list { out += "      \(e.line)\n" }
+            for e in codes { out += "      \(e.line)\n" }
         }
         return out
     }

@@ -16,6 +16,8 @@ struct ChatterPage {
     var report: ChatterReport
     /// `--axes`: the absolute axes' analysis (nil: not asked for).
     var axes: [AxisNoiseAnalysis.AxisReport]?
+    /// `--wheel`: the scroll wheels' analysis (nil: not asked for).
+    var wheel: [WheelAnalysis.AxisReport]? = nil
     /// `--live`: the daemon's LATENCY report, with device names.
     var latency: (report: LatencyReport, names: [DeviceID: String])?
 }
@@ -63,12 +65,13 @@ enum ChatterHTML {
         html += summary(page.report, chatteredCount: details.count)
         for d in details { html += section(d) }
         let axes = page.axes ?? []
-        let yaml = page.report.configSnippet(axes: axes)
+        let yaml = page.report.configSnippet(axes: axes, wheel: page.wheel ?? [])
         html += "<section class=\"config\"><h2>The suggested configuration</h2>"
         html += "<p>Written by <code>--config-out FILE</code>; put it in <code>/etc/evflow/evflow.yaml</code> "
             + "(or merge its <code>devices:</code> rules there) and reload evflowd.</p>"
         html += "<pre id=\"config-yaml\">\(htmlEscaped(yaml, multiline: true))</pre></section>"
         if let a = page.axes { html += axesSection(a) }
+        if let w = page.wheel { html += wheelSection(w, devices: page.devices) }
         if let l = page.latency { html += latencySection(l.report, names: l.names) }
         html += "<footer><p>How to read the plots: bars are counts of intervals; the horizontal time axes are "
             + "logarithmic (each grid line is ten times the one before). Dotted areas are the default window; "
@@ -254,6 +257,44 @@ enum ChatterHTML {
             s += "<p>Values delivered at rest: <span data-field=\"idle_with_fuzz\">\(a.idleDeliveredWithFuzz)</span> with the fuzz, "
                 + "<span data-field=\"idle_with_suggestion\">\(a.idleDeliveredWithSuggestion)</span> with hysteresis "
                 + "<span data-field=\"suggested_hysteresis\">\(a.suggestedHysteresis)</span>.</p></div>"
+        }
+        return s + "</section>"
+    }
+
+    static func wheelSection(_ axes: [WheelAnalysis.AxisReport], devices: [(info: DeviceInfo, events: [InputEvent])]) -> String {
+        var s = "<section class=\"wheel\"><h2>Scroll wheels: stray ticks</h2>"
+            + "<p>A worn wheel encoder sends a lone tick the wrong way in the middle of a scroll (the page jumps back). "
+            + "A <em>stray</em> is a tick against the scroll with the ticks just before and after it going the other way, "
+            + "each less than 200 ms from it. The wheel filter holds a reversed tick for its window: a second tick the new way "
+            + "confirms a real reversal and both pass; otherwise the stray is dropped. It was run over this recording with "
+            + "each window from 20 to 250 ms; the suggestion is the shortest that leaves no stray and loses no real tick.</p>"
+        if axes.isEmpty { return s + "<p>The recording has no scroll wheel events.</p></section>" }
+        for a in axes {
+            s += "<div class=\"wheel-axis\" data-device=\"\(htmlEscaped(a.deviceID))\" data-code=\"\(htmlEscaped(a.codeName))\">"
+            s += "<h3>\(htmlEscaped(a.codeName)) on \(htmlEscaped(a.deviceName))</h3>"
+            s += "<p><span data-field=\"ticks\">\(a.ticks.count)</span> ticks\(a.hiRes ? " (high resolution)" : ""), "
+                + "<span data-field=\"reversals\">\(a.reversals.count)</span> reversal(s), "
+                + "<span data-field=\"strays\">\(a.strays.count)</span> stray tick(s).</p>"
+            guard !a.strays.isEmpty else {
+                s += "<p class=\"verdict\">No stray tick: keep the wheel filter off.</p></div>"
+                continue
+            }
+            let frames = devices.first { $0.info.id.rawValue == a.deviceID }.map { d in
+                ChatterAnalysis.completeFrames(d.events).compactMap { f -> InputFrame? in
+                    let e = f.events.filter { $0.type == EventType.rel && ($0.code == a.code || $0.code == (a.code == 8 ? 11 : 12)) }
+                    return e.isEmpty ? nil : InputFrame(time: f.time, events: e)
+                }
+            } ?? []
+            let delivered = WheelAnalysis.delivered(a, frames: frames, window: a.suggestion.window)
+            let origin = devices.first { $0.info.id.rawValue == a.deviceID }?.events.first?.time ?? a.ticks[0].time
+            s += "<figure class=\"plot wheel-timeline\" data-strays=\"\(a.strays.count)\">"
+                + Plots.wheelTicks(title: "\(a.codeName) around its first stray tick: raw and filtered", ticks: a.ticks,
+                                   strays: a.strays, delivered: delivered, origin: origin).markup
+                + "<figcaption>Each tick as a bar up (one way) or down (the other): as the device sent it (top) and as the "
+                + "suggested window delivers it (below); stray ticks are marked with a triangle and a shaded stripe.</figcaption></figure>"
+            s += "<p>With <code>wheel: <span data-field=\"suggested_window\">\(ChatterAnalysis.ms(a.suggestion.window))</span></code>: "
+                + "<span data-field=\"remaining_strays\">\(a.suggestion.remainingStrays)</span> stray(s) left, "
+                + "<span data-field=\"lost_ticks\">\(a.suggestion.lostTicks)</span> real tick(s) lost.</p></div>"
         }
         return s + "</section>"
     }

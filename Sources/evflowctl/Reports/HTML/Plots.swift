@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// The plots of the HTML report, each a function from numbers to an `SVG`. Sizes are in CSS
 /// pixels; every axis is labelled in words with its unit.
@@ -166,6 +167,49 @@ enum Plots {
         for t in removed where t >= start && t < end {
             svg.path("M\(svgNumber(x(t) - 5)),\(svgNumber(yTop + 10)) l5,-8 l5,8 z", class: "removed-marker",
                      title: "bounce removed")
+        }
+        svg.text("time (ms) from \(duration(Double(start - origin))) into the recording", x: x0 + plotWidth / 2,
+                 y: height - 6, anchor: "middle", class: "axis-title")
+        return svg
+    }
+
+    // MARK: Scroll wheels
+
+    /// A scroll axis' ticks over 1 s around its first stray: two lanes (raw, filtered), a bar
+    /// per tick up or down by its sign; strays marked across both lanes.
+    static func wheelTicks(title: String, ticks: [WheelAnalysis.Tick], strays: [Int], delivered: [Bool], origin: Int64) -> SVG {
+        let width = 720.0, laneHeight = 80.0
+        let yTop = top - 24, yBottom = yTop + 2 * laneHeight
+        let height = yBottom + bottom
+        var svg = SVG(width: width, height: height, label: title)
+        let x0 = left + 30, plotWidth = width - x0 - right
+        let length: Int64 = 1_000_000_000
+        let start = max(ticks[0].time, (strays.first.map { ticks[$0].time } ?? ticks[0].time) - length / 2)
+        let end = start + length
+        func x(_ t: Int64) -> Double { x0 + Double(t - start) / Double(length) * plotWidth }
+        let strayTimes = strays.map { ticks[$0].time }
+        for t in strayTimes where t >= start && t < end {
+            svg.rect(x: x(t) - 3, y: yTop, width: 6, height: yBottom - yTop, class: "removed-band",
+                     title: "stray tick at \(duration(Double(t - origin))) into the recording")
+        }
+        var t = start
+        while t <= end {
+            svg.line(x1: x(t), y1: yTop, x2: x(t), y2: yBottom, class: "grid")
+            svg.text(String(format: "%g", Double(t - start) / 1e6), x: x(t), y: yBottom + 18, anchor: "middle", class: "tick")
+            t += 100_000_000
+        }
+        for (lane, name) in ["raw (from the device)", "suggested window"].enumerated() {
+            let mid = yTop + Double(lane) * laneHeight + laneHeight / 2
+            svg.text(name, x: x0 + plotWidth - 4, y: mid - laneHeight / 2 + 14, anchor: "end", class: "lane-title")
+            svg.line(x1: x0, y1: mid, x2: x0 + plotWidth, y2: mid, class: "lane-rule")
+            for (i, tick) in ticks.enumerated() where tick.time >= start && tick.time < end && (lane == 0 || delivered[i]) {
+                let h = 22.0
+                svg.rect(x: x(tick.time) - 1.5, y: tick.motion > 0 ? mid - h : mid, width: 3, height: h,
+                         class: "bar \(lane == 0 ? "gaps" : "holds")")
+            }
+        }
+        for t in strayTimes where t >= start && t < end {
+            svg.path("M\(svgNumber(x(t) - 5)),\(svgNumber(yTop + 10)) l5,-8 l5,8 z", class: "removed-marker", title: "stray tick")
         }
         svg.text("time (ms) from \(duration(Double(start - origin))) into the recording", x: x0 + plotWidth / 2,
                  y: height - 6, anchor: "middle", class: "axis-title")
