@@ -3,13 +3,20 @@
 
 Runs as root in the systemd guest (scripts/vm/run --systemd), from the repository root:
 
-  Tests/E2EDaemon/daemon-suite.py BIN_DIR [CASE]... [cycles=N] [vcycles=N]
-      cycles: hot-plug cycles per kind (hotplug); vcycles: cycles of virtual-hotplug
+  Tests/E2EDaemon/daemon-suite.py DEB|BIN_DIR [CASE]... [cycles=N] [vcycles=N] [upgrade-deb=DEB2]
+      cycles: hot-plug cycles per kind (hotplug); vcycles: cycles of virtual-hotplug;
+      upgrade-deb: a higher version of the same package, for deb-upgrade
 
-BIN_DIR holds the release evflowd, evflowctl and evflow-mqtt; the suite installs them with
-scripts/install (DESTDIR empty, PREFIX /usr), applies sysusers and tmpfiles and reloads
-systemd as a package's post-install steps would, then drives the daemon only through
-systemctl, journalctl, evflowctl and uinput devices (scripts/vm/uinput-device.py).
+DEB is evflow_<version>_<arch>.deb (scripts/package-deb, what scripts/e2e passes); the suite
+installs it with `dpkg -i DEB`, whose maintainer scripts create the users, apply tmpfiles and
+udev's rule and enable and start evflowd.socket. Not `apt install ./DEB`: the image has
+libinput-tools installed with `dpkg --force-depends` (docs/e2e.md), an unmet dependency apt
+refuses to leave; dpkg checks the package's own Depends the same way (and the guest has no
+network, so they must all be in the image). The deb-* cases, last, upgrade (`dpkg -i`),
+remove (`dpkg -r`) and purge (`dpkg -P`) it. BIN_DIR (a directory: scripts/bench-uinput) holds
+release evflowd, evflowctl and evflow-mqtt, installed with scripts/install and a package's
+post-install steps by hand. Then the suite drives the daemon only through systemctl,
+journalctl, evflowctl and uinput devices (scripts/vm/uinput-device.py).
 
 Every check prints "PASS name (details)" or "FAIL name: details" followed by what it saw
 (the client's output, systemctl status, the journal's tail); the last line is
@@ -161,8 +168,84 @@ def ensure_active():
         wait_until("evflowd.service active", lambda: show("ActiveState")["ActiveState"] == "active")
 
 
-# ---------------------------------------------------------------- install
-def install(bin_dir):
+# ---------------------------------------------------------------- install (the package)
+PACKAGE_FILES = []    # `dpkg -L evflow` once installed: what deb-purge must find gone
+PACKAGE_BASELINE = set()   # evflow-named paths before the package came (find_evflow_paths)
+
+
+def find_evflow_paths():
+    """Every path on the root file system whose name has "evflow" in it, but the suite's own
+    scratch (/tmp) and what the kernel and udev name after devices (/sys, /proc, /dev)."""
+    p = sh("find / /run -xdev \\( -path /tmp -o -path /proc -o -path /sys -o -path /dev \\) -prune "
+           "-o -name '*evflow*' -print", timeout=120)
+    return set(p.stdout.split())
+
+
+def dpkg(*args):
+    """dpkg as an administrator runs it (non-interactive): the CompletedProcess. dpkg, not apt:
+    the image's libinput-tools has an unmet dependency (installed with --force-depends, see
+    docs/e2e.md) that apt would insist on resolving before anything else."""
+    return sh(["dpkg", *args], timeout=300, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+COMPLETIONS = ["/usr/share/bash-completion/completions/evflowctl", "/usr/share/zsh/vendor-completions/_evflowctl",
+               "/usr/share/fish/vendor_completions.d/evflowctl.fish"]
+
+
+def install_package(deb):
+    """deb-install: the package installed from the .deb alone, as an administrator would."""
+    t = time.monotonic()
+    PACKAGE_BASELINE.update(find_evflow_paths())
+    found = time.monotonic() - t
+    t = time.monotonic()
+    p = dpkg("-i", os.path.abspath(deb))
+    took = time.monotonic() - t
+    if p.returncode != 0:
+        raise Failure(f"dpkg -i {deb} exited {p.returncode}: {p.stdout[-2000:]}{p.stderr}")
+    PACKAGE_FILES[:] = sh(["dpkg", "-L", "evflow"], check=True).stdout.split("\n")
+    PACKAGE_FILES[:] = [f for f in PACKAGE_FILES if f]
+    conffiles = sh(["dpkg-query", "-W", "-f=${Conffiles}", "evflow"]).stdout.split()
+    ldd = sh(["ldd", "/usr/bin/evflowd"]).stdout
+    uinput = sh(["stat", "-c", "%a %U %G", "/dev/uinput"]).stdout.strip()
+    enabled = sh(["systemctl", "is-enabled", "evflowd.socket"]).stdout.strip()
+    states = {u: show("ActiveState", unit=u)["ActiveState"] for u in ("evflowd.socket", "evflowd.service")}
+    man = sh("MANWIDTH=80 man evflowctl 2>&1 | head -20", timeout=60).stdout
+    man5 = sh("MANWIDTH=80 man 5 evflow.yaml 2>&1 | grep -c bounce_keys", timeout=60).stdout.strip()
+    # The completions where bash-completion, zsh and fish look, and bash's completing the
+    # subcommands the way bash-completion calls it (the function the script registers).
+    missing = [c for c in COMPLETIONS if c not in PACKAGE_FILES or not os.path.exists(c)]
+    probe = ("source /usr/share/bash-completion/completions/evflowctl; COMP_WORDS=(evflowctl ''); COMP_CWORD=1; "
+             "COMP_LINE='evflowctl '; COMP_POINT=${#COMP_LINE}; "
+             "fn=$(complete -p evflowctl | sed -E 's/.*-F ([^ ]+).*/\\1/'); $fn evflowctl '' evflowctl; "
+             "printf '%s\\n' \"${COMPREPLY[@]}\"")
+    completed = set(sh(["bash", "-c", probe], timeout=60).stdout.split())
+    ok = ("/usr/bin/evflowd" in PACKAGE_FILES and "libswift" not in ldd
+          and "/etc/evflow/evflow.yaml" in conffiles and uinput == "660 root evflow-uinput"
+          and enabled == "enabled" and states == {"evflowd.socket": "active", "evflowd.service": "inactive"}
+          and re.search(r"evflowctl\s+-\s+\S", man) and "SYNOPSIS" in man and man5 not in ("", "0")
+          and not missing and {"devices", "state", "watch"} <= completed)
+    check("deb-install", ok,
+          f"dpkg -i {os.path.basename(deb)} in {took:.1f} s (the find of evflow paths before it "
+          f"{found:.1f} s): {len(PACKAGE_FILES)} paths, "
+          f"/etc/evflow/evflow.yaml a conffile; evflowd.socket {enabled} and {states['evflowd.socket']}, "
+          f"evflowd.service {states['evflowd.service']} until a client comes; evflowd links no libswift*.so; "
+          f"/dev/uinput {uinput}; `man evflowctl` reads: {man.splitlines()[0] if man else ''!r}, "
+          f"`man 5 evflow.yaml` names bounce_keys; bash, zsh, fish completions in place, "
+          f"bash completes `evflowctl <TAB>` to {len(completed)} words",
+          saw=f"{p.stdout[-3000:]}{p.stderr}\nconffiles: {conffiles}\nldd: {ldd}\n/dev/uinput: {uinput}\n"
+              f"enabled: {enabled} states: {states}\nman evflowctl:\n{man}\nman 5 evflow.yaml: {man5}\n"
+              f"completions missing: {missing}; completed: {sorted(completed)}")
+
+
+def install(target):
+    """A .deb: install_package. A directory of release binaries (scripts/bench-uinput):
+    scripts/install and a package's post-install steps by hand."""
+    if target.endswith(".deb"):
+        return install_package(target)
+    install_tree(target)
+
+
+def install_tree(bin_dir):
     t = time.monotonic()
     p = sh([os.path.join(REPO, "scripts/install"), "--bin-dir", bin_dir, "--list"], timeout=120)
     if p.returncode != 0:
@@ -3153,6 +3236,162 @@ def case_identical_devices():
           saw=f"listed {both}, states {states}, codes {codes}, after {after}, "
               f"unknown id: {missing.returncode} {missing.stderr}")
 
+# ---------------------------------------------------------------- the package (issue #32)
+# Last in the suite: they upgrade, remove and purge the package every other case used.
+DEB_CONF = "/etc/evflow/evflow.yaml"
+
+
+def try_output(did):
+    """output_of(DID), or None while the daemon is away (restarting)."""
+    try:
+        return output_of(did)
+    except (Failure, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
+def package_version():
+    return sh(["dpkg-query", "-W", "-f=${Version}", "evflow"]).stdout.strip()
+
+
+def need_package():
+    """A Failure unless the suite installed the package (DEB, not BIN_DIR)."""
+    if not PACKAGE_FILES:
+        raise Failure("evflow was not installed from its package: give the suite a .deb "
+                      "(EVFLOW_CHECK_DEB=1 scripts/e2e daemon)")
+
+
+def case_deb_virtual_reload():
+    """deb-virtual-reload: the packaged daemon, a worn mouse, `systemctl reload` to `output:
+    virtual`: the twin carries the true clicks only (a bounce after a release swallowed)."""
+    need_package()
+    name = "evflow e2e deb worn mouse"
+    go, done = os.path.join(WORK, "debmouse.go"), os.path.join(WORK, "debmouse.done")
+    # A clean click, a click whose button bounces right after its release (written back to
+    # back: a sleep can take 20 ms under TCG), then a motion that ends the typing.
+    script = (f"@{go} BTN_LEFT=1 . +60ms BTN_LEFT=0 . +150ms BTN_LEFT=1 . +50ms BTN_LEFT=0 . "
+              f"BTN_LEFT=1 . BTN_LEFT=0 . +150ms REL_X=3 . @{done}")
+    ensure_active()
+    mouse, node = device("mouse", name, script, extra=["--hold", "0"])
+    did = device_id(name)
+    before = output_of(did)
+    with VirtualConfig([(name, "virtual", [])]):
+        out = wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        reader = EvdevReader(twin)
+        touch(go)
+        wait_until("the mouse's motion on its twin",
+                   lambda: any(ty == EV_REL for _, ty, _, _ in reader.events), timeout=60)
+        time.sleep(0.2)                           # the windows have closed: nothing more may come
+        touch(done)
+        mouse.wait(timeout=30)
+        reader.close()
+    got = edges(reader.keys())
+    expected = [(KEY["BTN_LEFT"], v) for _ in range(2) for v in (1, 0)]
+    check("deb-virtual-reload", before.get("mode") == "observe" and got == expected
+          and out.get("virtual_node") == twin,
+          f"observed, then `systemctl reload` to virtual: grabbed, twin {twin}; 2 clicks on the twin "
+          f"(one bounced, swallowed)", saw=f"before: {before}\nafter: {out}\ntwin's edges: {got}")
+
+
+def case_deb_upgrade(upgrade_deb):
+    """deb-upgrade: `dpkg -i` of a higher version keeps the edited conffile, restarts
+    the daemon, and the new daemon has a virtual keyboard grabbed again within 2 s."""
+    if not upgrade_deb:
+        raise Failure("no upgrade-deb=PATH (scripts/e2e passes the rebuilt, higher-versioned package)")
+    need_package()
+    name = "evflow e2e deb upgrade keyboard"
+    ensure_active()
+    # Present through the whole upgrade: dpkg -i took 60 s and more under TCG, longer than
+    # uinput-device.py waits for a @FILE; so a long sleep, and the device ended here after.
+    kbd, node = device("keyboard", name, "+600s", extra=["--hold", "0"])
+    did = device_id(name)
+    # The administrator's edit: a virtual rule for the keyboard, and a comment of their own.
+    edited = VirtualConfig([(name, "virtual", [])]).text() + "# edited by the administrator\n"
+    reload_config(edited)
+    wait_grab(did, "grabbed")
+    pid0, v0 = main_pid(), package_version()
+    want = sh(["dpkg-deb", "-f", upgrade_deb, "Version"]).stdout.strip()
+    t = time.monotonic()
+    p = dpkg("-i", os.path.abspath(upgrade_deb))
+    took = time.monotonic() - t
+    out = wait_until("the grab back after the upgrade",
+                     lambda: (lambda o: o if o and o.get("grab") == "grabbed" else None)(try_output(did)),
+                     timeout=30, step=0.05)
+    pid1, v1 = main_pid(), package_version()
+    # From the new daemon's start (systemd's CLOCK_MONOTONIC stamp) to its journal line
+    # "(NAME): grabbed" (the journal's stamp, the same clock): the daemon's time, not the
+    # seconds an evflowctl call above takes under TCG (5.2 s measured that way once, while
+    # the journal said 1.9 s).
+    started = int(show("ExecMainStartTimestampMonotonic")["ExecMainStartTimestampMonotonic"]) / 1e6
+    lines = sh(["journalctl", "--no-pager", "-o", "json", "-u", "evflowd.service", f"_PID={pid1}"]).stdout
+    grabs = [int(e["__MONOTONIC_TIMESTAMP"]) / 1e6 for e in map(json.loads, lines.splitlines())
+             if f"({name}): grabbed" in str(e.get("MESSAGE", ""))]
+    back = grabs[0] - started if grabs else float("inf")
+    kept = open(DEB_CONF).read() == edited
+    extra = [f for f in (DEB_CONF + ".dpkg-dist", DEB_CONF + ".dpkg-new", DEB_CONF + ".dpkg-old") if os.path.exists(f)]
+    twin = twin_of(name, timeout=5)
+    kbd.terminate()
+    kbd.wait(timeout=30)
+    check("deb-upgrade", p.returncode == 0 and v1 == want != v0 and pid1 != pid0 and kept and not extra
+          and back <= 2.0 and twin,
+          f"{v0} → {v1} in {took:.1f} s (dpkg -i); the edited {DEB_CONF} kept, no .dpkg-dist; evflowd "
+          f"restarted (pid {pid0} → {pid1}); the keyboard grabbed again {back:.2f} s after the new "
+          f"daemon started (≤ 2 s, by the journal), twin {twin}",
+          saw=f"{p.stdout[-3000:]}{p.stderr}\nversions {v0} → {v1} (want {want}); pids {pid0} → {pid1}; "
+              f"kept {kept}; left beside it {extra}; grab back after {back:.2f} s: {out}")
+
+
+def case_deb_remove():
+    """deb-remove: `dpkg -r` stops the running daemon and its socket and keeps the
+    configuration; /dev/uinput goes back to root-only."""
+    need_package()
+    ensure_active()
+    pid = main_pid()
+    conf = open(DEB_CONF).read()
+    p = dpkg("-r", "evflow")
+    status = sh(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", "evflow"]).stdout.strip()
+    states = {u: show("ActiveState", unit=u)["ActiveState"] for u in ("evflowd.socket", "evflowd.service")}
+    alive = os.path.exists(f"/proc/{pid}")
+    kept = os.path.exists(DEB_CONF) and open(DEB_CONF).read() == conf
+    uinput = sh(["stat", "-c", "%a %U %G", "/dev/uinput"]).stdout.strip()
+    check("deb-remove", p.returncode == 0 and status == "rc" and not alive and not os.path.exists(SOCK)
+          and all(v == "inactive" for v in states.values()) and kept and not os.path.exists("/usr/bin/evflowd")
+          and uinput == "600 root root",
+          f"dpkg status {status!r}; evflowd (pid {pid}) stopped, socket and service {states}, "
+          f"{SOCK} gone; {DEB_CONF} kept as edited; /dev/uinput {uinput}",
+          saw=f"{p.stdout[-3000:]}{p.stderr}\nstatus {status}, pid alive {alive}, states {states}, "
+              f"kept {kept}, /dev/uinput {uinput}")
+
+
+def case_deb_purge():
+    """deb-purge: `dpkg -P` leaves no file of the package (`dpkg -L` at install), no unit,
+    no udev rule, and no path named evflow that was not there before the package."""
+    need_package()
+    p = dpkg("-P", "evflow")
+    status = sh(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", "evflow"])
+    sh(["systemctl", "daemon-reload"])
+    files_left = [f for f in PACKAGE_FILES if os.path.lexists(f) and (not os.path.isdir(f) or "evflow" in f)]
+    # The suite's own drop-in directories (access, suspend: an administrator's, not the
+    # package's) may stay, empty.
+    # man-db's cache of the pages deb-install read (/var/cache/man, man-db's own, cleaned by
+    # its cron job) is not the package's either.
+    new = sorted(f for f in find_evflow_paths() - PACKAGE_BASELINE
+                 if not (f.endswith("/systemd/system/evflowd.service.d") and not os.listdir(f))
+                 and not f.startswith("/var/cache/man/"))
+    # (the guest's own evflow-vm-run.service and evflow-vm.target aside)
+    units = "\n".join(l for l in sh(["systemctl", "list-unit-files", "--no-legend", "evflow*"]).stdout.splitlines()
+                      if l.strip() and not l.startswith("evflow-vm")).strip()
+    loaded = {u: show("LoadState", unit=u)["LoadState"] for u in ("evflowd.socket", "evflowd.service")}
+    rules = [r for r in ("/usr/lib/udev/rules.d/70-evflow.rules", "/lib/udev/rules.d/70-evflow.rules",
+                         "/etc/udev/rules.d/70-evflow.rules") if os.path.exists(r)]
+    check("deb-purge", p.returncode == 0 and status.stdout.strip() in ("", "pn", "un") and PACKAGE_FILES
+          and not files_left and not new and not units and set(loaded.values()) == {"not-found"} and not rules,
+          f"of the {len(PACKAGE_FILES)} paths `dpkg -L` listed none is left (shared directories aside); "
+          f"no new path named *evflow* (find / /run); no unit file ({loaded}); no udev rule",
+          saw=f"{p.stdout[-3000:]}{p.stderr}\nstatus {status.stdout!r} {status.stderr}\nleft: {files_left}\n"
+              f"new: {new}\nunit files: {units}\nloaded: {loaded}\nrules: {rules}")
+
+
 CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop,
          "reload": case_reload, "watchdog": case_watchdog, "access": case_access,
          "hotplug": None, "syndropped": case_syndropped, "journal": case_journal, "metrics": case_metrics,
@@ -3165,7 +3404,10 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "rumble": case_rumble,
          "gamepad-stick-noise": case_gamepad_stick_noise,
          "wheel": case_wheel,
-         "idle": case_idle}
+         "idle": case_idle,
+         # last: they upgrade, remove and purge the package (deb-install is the suite's first step)
+         "deb-virtual-reload": case_deb_virtual_reload, "deb-upgrade": None,
+         "deb-remove": case_deb_remove, "deb-purge": case_deb_purge}
 DEFAULT_VIRTUAL_CYCLES = 200
 # The torture case runs in every suite with TORTURE_OPS operations and a fresh seed (printed);
 # the long run is `torture-ops=2000` (docs/reliability.md, "The torture case"). (U1, once an
@@ -3175,11 +3417,12 @@ DEFAULT_VIRTUAL_CYCLES = 200
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    bin_dir, args = sys.argv[1], sys.argv[2:]
+    target, args = sys.argv[1], sys.argv[2:]
     names = [a for a in args if "=" not in a]
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     CASES["hotplug"] = lambda: case_hotplug(int(opts.get("cycles", DEFAULT_CYCLES)))
     CASES["virtual-hotplug"] = lambda: case_virtual_hotplug(int(opts.get("vcycles", DEFAULT_VIRTUAL_CYCLES)))
+    CASES["deb-upgrade"] = lambda: case_deb_upgrade(opts.get("upgrade-deb"))
     CASES["torture"] = lambda: case_torture(int(opts.get("torture-ops", TORTURE_OPS)), opts.get("torture-seed"))
     unknown = [n for n in names if n not in CASES]
     if unknown:
@@ -3188,11 +3431,13 @@ def main():
     global SUITE_CURSOR
     SUITE_CURSOR = journal_cursor()
     try:
-        install(bin_dir)
-    except Failure as e:
-        check("install", False, str(e))
+        install(target)
+    except (Failure, subprocess.TimeoutExpired) as e:
+        check("deb-install" if target.endswith(".deb") else "install", False, str(e))
     if all(ok for _, ok in results):
-        for name in names or list(CASES):
+        # The deb-* cases need the package: with a directory of binaries they run only when
+        # named (and then fail, saying so).
+        for name in names or [n for n in CASES if target.endswith(".deb") or not n.startswith("deb-")]:
             t = time.monotonic()
             try:
                 CASES[name]()
