@@ -131,7 +131,8 @@ let package = Package(
 
         // A test tool (not installed): SensorMonitor's streams and samples as lines on stdout,
         // for scripts/check-sensors under umockdev.
-        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "DeviceIO", "InputModel", "Reactive"]),
+        .executableTarget(name: "evflow-sensors-probe", dependencies: ["Sensors", "DeviceIO", "InputModel", "Reactive"],
+                          path: "Tests/SensorsProbe"),
 
         // Real-kernel end-to-end suite, run inside the QEMU guest by scripts/e2e (docs/e2e.md).
         .executableTarget(name: "evflow-e2e", dependencies: ["DeviceIO", "InputDevices", "InputModel", "Reactive"],

@@ -69,52 +69,56 @@ public final class Bridge: @unchecked Sendable {
             for spec in streams {
                 let watch = EventStreamWatch(Request(.watch(spec.watch), tag: .string("evflow-mqtt events")),
                                              every: core.settings.refreshInterval, scheduler: scheduler)
-                _ = subscriptions.insert(watch.retry)
-                _ = subscriptions.insert(
-                    reconnecting(daemonLink(socketPath: socketPath), backoff: backoff, scheduler: scheduler,
-                                 isConnected: { if case .connected = $0 { return true } else { return false } },
-                                 lost: { _, _ in })
-                    .subscribe(onNext: { event in
-                        switch event {
-                        case .connected(let c, _, _):
-                            watch.connected(c)
-                        case .message(.frame(let f)):
-                            core.eventFrame(f, spec: spec)
-                        case .message(.error(let e)):
-                            switch watch.refused(e) {
-                            case .first: log("evflowd refused the event stream '\(spec.text)': \(e.message) — asking again every \(core.settings.refreshInterval)")
-                            case .again: break
-                            case .final: log("evflowd refused the event stream '\(spec.text)': \(e.message)")
-                            }
-                        case .message:
-                            break
+                watchOnItsOwnConnection(watch) { message in
+                    switch message {
+                    case .frame(let f):
+                        core.eventFrame(f, spec: spec)
+                    case .error(let e):
+                        switch watch.refused(e) {
+                        case .first: log("evflowd refused the event stream '\(spec.text)': \(e.message) — asking again every \(core.settings.refreshInterval)")
+                        case .again: break
+                        case .final: log("evflowd refused the event stream '\(spec.text)': \(e.message)")
                         }
-                    }))
+                    default:
+                        break
+                    }
+                }
             }
             if core.settings.gestures {
                 // The gestures of every device (docs/mqtt.md, "Gestures"), on a connection of
                 // their own: a connection has one WATCH, and the main one watches frames.
                 let watch = EventStreamWatch(Request(.watch(WatchRequest(stream: .gestures)), tag: .string("evflow-mqtt gestures")),
                                              every: core.settings.refreshInterval, scheduler: scheduler)
-                _ = subscriptions.insert(watch.retry)
-                _ = subscriptions.insert(
-                    reconnecting(daemonLink(socketPath: socketPath), backoff: backoff, scheduler: scheduler,
-                                 isConnected: { if case .connected = $0 { return true } else { return false } },
-                                 lost: { _, _ in })
-                    .subscribe(onNext: { event in
-                        switch event {
-                        case .connected(let c, _, _): watch.connected(c)
-                        case .message(.gesture(let g)): core.gestureArrived(g)
-                        case .message(.error(let e)): log("evflowd refused the gestures stream: \(e.message)")
-                        case .message: break
-                        }
-                    }))
+                watchOnItsOwnConnection(watch) { message in
+                    switch message {
+                    case .gesture(let g): core.gestureArrived(g)
+                    case .error(let e): log("evflowd refused the gestures stream: \(e.message)")
+                    default: break
+                    }
+                }
             }
             _ = subscriptions.insert(Observable<Int>.interval(core.settings.refreshInterval, scheduler: scheduler)
                 .subscribe(onNext: { _ in core.refreshAll() }))
             _ = subscriptions.insert(Observable<Int>.interval(core.settings.statsInterval, scheduler: scheduler)
                 .subscribe(onNext: { _ in core.publishStats() }))
         }
+    }
+
+    /// A WATCH on an evflowd connection of its own (a connection has one WATCH), reconnected
+    /// with backoff and asked again on every connection; `handle` gets its messages. On the
+    /// bridge queue.
+    private func watchOnItsOwnConnection(_ watch: EventStreamWatch, _ handle: @escaping (ServerMessage) -> Void) {
+        _ = subscriptions.insert(watch.retry)
+        _ = subscriptions.insert(
+            reconnecting(daemonLink(socketPath: socketPath), backoff: backoff, scheduler: scheduler,
+                         isConnected: { if case .connected = $0 { return true } else { return false } },
+                         lost: { _, _ in })
+            .subscribe(onNext: { event in
+                switch event {
+                case .connected(let c, _, _): watch.connected(c)
+                case .message(let m): handle(m)
+                }
+            }))
     }
 
     /// Announces both availabilities offline (waiting up to `flushTimeout` for the broker to

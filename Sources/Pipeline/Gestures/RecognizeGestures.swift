@@ -60,13 +60,8 @@ struct GestureMachine: TimedMachine {
             send(made)
         case .configure(let settings):
             recognizer.configure(settings)
-        case .event(.completed):
-            downstream.on(.completed)
-            sink.dispose()
-            return
-        case .event(.error(let error)):
-            downstream.on(.error(error))
-            sink.dispose()
+        case .event(let stop):   // completed or an error: a sequence in progress is dropped
+            EventTimeTimer.end(stop, downstream, sink)
             return
         }
         timer.follow(recognizer.nextDeadline, sink)

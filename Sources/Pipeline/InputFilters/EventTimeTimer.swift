@@ -35,3 +35,17 @@ struct EventTimeTimer {
         return due
     }
 }
+
+extension EventTimeTimer {
+    /// The end of a timed machine's input: `stop` (completed or an error, never `next`) goes
+    /// downstream as the same kind of event, and the machine's sink is disposed (its timer with
+    /// it). What the machine still held is dropped: the stream it came from has ended.
+    static func end<Machine: TimedMachine, In, Out>(_ stop: Event<In>, _ downstream: AnyObserver<Out>,
+                                                      _ sink: TimedSink<Machine>) {
+        switch stop {
+        case .error(let error): downstream.on(.error(error))
+        case .completed, .next: downstream.on(.completed)
+        }
+        sink.dispose()
+    }
+}

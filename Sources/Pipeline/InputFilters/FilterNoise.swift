@@ -129,14 +129,8 @@ struct NoiseFilterMachine: TimedMachine {
             let out = filter.configure(settings)
             onUpdate?(out, filter.counters)
             if let out { downstream.on(.next(out)) }
-        case .event(.completed):
-            // Values still held are dropped: the device is gone.
-            downstream.on(.completed)
-            sink.dispose()
-            return
-        case .event(.error(let error)):
-            downstream.on(.error(error))
-            sink.dispose()
+        case .event(let stop):   // completed or an error: values still held are dropped, the device is gone
+            EventTimeTimer.end(stop, downstream, sink)
             return
         }
         rearm(sink)

@@ -1,7 +1,8 @@
 // evflow-sensors-probe: SensorMonitor.sensors on the input loop, every sensor's samples
 // subscribed, one line per event on stdout — the process scripts/check-sensors drives under
-// umockdev. Not installed: a test tool for the Sensors module until the daemon's socket
-// serves sensors.
+// umockdev. A test tool, not installed (hence under Tests): it checks the Sensors module's
+// discovery and reading alone, without the hub's filters, which the daemon's socket and
+// D-Bus checks cover.
 //
 //   added <sysname> <id> <name> buffered|polled <channel>[<unit>] …
 //   sample <sysname> <time ns> <channel>=<value> …
