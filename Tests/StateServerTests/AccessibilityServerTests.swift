@@ -147,4 +147,35 @@ import Testing
         await server.shutdown()
         held.stop()
     }
+
+    @Test func evflowctlAccessibilityShowsAndSwitchesAndRefusesBadTimesBeforeConnecting() async throws {
+        let held = QueueHub()
+        let kb = testKeyboard()
+        held.add(kb)
+        let (server, path) = try await startServer(hub: held.hub)
+        do {
+            let shown = try runEvflowctl(["accessibility", "Test Keyboard", "--socket", path])
+            #expect(shown.status == 0, "\(shown.stderr)")
+            #expect(shown.stdout == "\(kb.id.rawValue)\n  bouncekeys off (configuration)\n  slowkeys   off (configuration)\n")
+            let set = try runEvflowctl(["accessibility", "Test Keyboard", "bouncekeys", "0.3s", "slowkeys", "150ms", "--socket", path])
+            #expect(set.status == 0, "\(set.stderr)")
+            #expect(set.stdout == "\(kb.id.rawValue)\n  bouncekeys 300ms (live)\n  slowkeys   150ms (live)\n")
+            let json = try runEvflowctl(["accessibility", "Test Keyboard", "slowkeys", "config", "--json", "--socket", path])
+            #expect(json.stdout.contains(#""slow_keys":0"#) && json.stdout.contains(#""live":["bounce_keys"]"#), "\(json.stdout)")
+            // Bad words and times: a usage error (64) with the reason, nothing sent.
+            for bad in [["bouncekeys", "-5ms"], ["slowkeys", "61s"], ["slowkeys", "1.5ms"], ["slowkeys", "nan"], ["slowkeys"],
+                        ["stickykeys", "1s"]] {
+                let r = try runEvflowctl(["accessibility", "Test Keyboard"] + bad + ["--socket", path])
+                #expect(r.status == 64, "\(bad): \(r.status) \(r.stderr)")
+                #expect(!r.stderr.isEmpty)
+            }
+            let unknown = try runEvflowctl(["accessibility", "nope", "slowkeys", "1s", "--socket", path])
+            #expect(unknown.status != 0 && unknown.stderr.contains("no device 'nope'"), "\(unknown.stderr)")
+            let after = try runEvflowctl(["accessibility", kb.id.rawValue, "--socket", path])
+            #expect(after.stdout.contains("bouncekeys 300ms (live)") && after.stdout.contains("slowkeys   off (configuration)"))
+        }
+        #expect(await eventually { server.clientCount == 0 })
+        await server.shutdown()
+        held.stop()
+    }
 }
