@@ -1840,14 +1840,14 @@ def accessibility_case(case, name, script, steps, expected, counters_ok, what):
     """A uinput keyboard in virtual mode whose BounceKeys/SlowKeys are switched live with
     `evflowctl accessibility` (issue #30): SCRIPT types, waiting at its @FILE handshakes;
     STEPS [(handshake, predicate(twin edges, raw edges), evflowctl words)] switch the filter
-    once the predicate holds, then release the handshake. The
-    twin, read by evemu-record, must carry exactly EXPECTED (names, 0/1), and STATE's counters
+    once the predicate holds, then release the handshake ("go": before any typing). The twin,
+    read by evemu-record, must carry exactly EXPECTED (names, 0/1), and STATE's counters
     satisfy COUNTERS_OK."""
     go, done = os.path.join(WORK, f"{case}.go"), os.path.join(WORK, f"{case}.done")
     replies = []
     with VirtualConfig([(name, "virtual", [])]):
-        dev, node = device("keyboard", name, script.format(go=go, done=done, **{h: os.path.join(WORK, f"{case}.{h}")
-                                                                                 for h, _, _ in steps}), extra=["--hold", "0"])
+        handshakes = {h: os.path.join(WORK, f"{case}.{h}") for h, _, _ in steps if h != "go"}
+        dev, node = device("keyboard", name, script.format(go=go, done=done, **handshakes), extra=["--hold", "0"])
         did = device_id(name)
         wait_grab(did, "grabbed")
         twin = twin_of(name)
@@ -1860,7 +1860,7 @@ def accessibility_case(case, name, script, steps, expected, counters_ok, what):
                 continue
             wait_until(f"{case}: ready for '{' '.join(words)}'", lambda: ready(evemu_edges(out), raw_edges(rout, did)), timeout=60)
             replies.append(ctl_json("accessibility", did, *words))
-            touch(os.path.join(WORK, f"{case}.{handshake}"))
+            touch(handshakes[handshake])
         wait_until(f"{case}: Esc released on the twin", lambda: (KEY_NUM["KEY_ESC"], 0) in evemu_edges(out), timeout=60)
         time.sleep(0.3)
         record.send_signal(signal.SIGINT)
