@@ -19,6 +19,8 @@ public enum MessageClass: String, CaseIterable, Hashable, Sendable {
     case metrics = "METRICS"
     /// Frame ages, asked for and answered (1.1).
     case latency = "LATENCY"
+    /// One device's BounceKeys and SlowKeys, read or changed live, and the answer (1.6).
+    case accessibility = "ACCESSIBILITY"
     /// A request that failed.
     case error = "ERROR"
     /// The server closing the connection.

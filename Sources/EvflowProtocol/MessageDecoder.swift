@@ -38,6 +38,8 @@ struct MessageDecoder {
             return .metrics(text: try o.string("text"), format: try o.string("format"), tag: try tag(o))
         case "LATENCY":
             return .latency(try latency(o), tag: try tag(o))
+        case "ACCESSIBILITY":
+            return .accessibility(try accessibility(o), tag: try tag(o))
         case "ERROR":
             return .error(ErrorReply(message: try o.string("message"), requestClass: try o.optionalString("request_class"),
                                      field: try o.optionalString("field"), tag: try tag(o)))

@@ -41,6 +41,7 @@ public struct MessageWriter: Sendable {
         case .devices, .stats, .unwatch, .ping, .metrics, .latency: break
         case .state(let device): json.key("device"); json.string(device)
         case .watch(let watch): writeWatchMembers(watch)
+        case .accessibility(let request): writeAccessibilityMembers(request)
         }
         writeTag(request.tag)
         endMessage()

@@ -53,6 +53,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case duplicateField(String)
         /// A number too large for any member (beyond a double's range); `field` nil at the top level.
         case numberOutOfRange(field: String?)
+        /// The client may not change what it asked to change (`ACCESSIBILITY`: only clients that
+        /// see key codes may, 1.6); the field that asked.
+        case notPermitted(field: String)
     }
 
     /// What was wrong.
@@ -87,6 +90,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .unknownDevice, .ambiguousDevice: return "device"
         case .unmatchedDevice: return "devices"
         case .hiddenKeyCode: return "codes"
+        case .notPermitted(let f): return f
         }
     }
 
@@ -122,6 +126,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case .duplicateField(let f): return "field '\(f)' is given more than once"
         case .numberOutOfRange(let f?): return "the number in field '\(f)' is out of range"
         case .numberOutOfRange(nil): return "a number in the request is out of range"
+        case .notPermitted(let f):
+            return "this client may not change '\(f)' (root, evflowd's user and the key groups may: docs/protocol.md, ACCESSIBILITY)"
         }
     }
 

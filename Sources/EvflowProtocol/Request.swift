@@ -38,6 +38,8 @@ public struct Request: Hashable, Sendable {
         case metrics
         /// `LATENCY`: frame ages per stage and device (1.1).
         case latency
+        /// `ACCESSIBILITY`: read or change one device's BounceKeys and SlowKeys live (1.6).
+        case accessibility(AccessibilityRequest)
     }
 
     /// What is asked for.
@@ -62,6 +64,7 @@ public struct Request: Hashable, Sendable {
         case .ping: return .ping
         case .metrics: return .metrics
         case .latency: return .latency
+        case .accessibility: return .accessibility
         }
     }
 

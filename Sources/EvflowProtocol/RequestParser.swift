@@ -56,6 +56,7 @@ private let membersByClass: [String: Set<String>] = [
     "DEVICES": [], "STATE": ["device"], "STATS": [],
     "WATCH": ["devices", "types", "codes", "stream", "max_rate", "sensors"],
     "UNWATCH": [], "PING": [], "METRICS": [], "LATENCY": [],
+    "ACCESSIBILITY": ["device", "bounce_keys", "slow_keys"],
 ]
 
 /// Classes only the server sends: every wire class that is not a request's.
@@ -109,6 +110,10 @@ private struct RequestParser {
         case "UNWATCH": kind = .unwatch
         case "METRICS": kind = .metrics
         case "LATENCY": kind = .latency
+        case "ACCESSIBILITY":
+            kind = .accessibility(AccessibilityRequest(device: try requiredNonEmptyString("device"),
+                                                       bounceKeys: try accessibilityValue("bounce_keys"),
+                                                       slowKeys: try accessibilityValue("slow_keys")))
         default: kind = .ping
         }
         return Request(kind, tag: tag)
@@ -128,6 +133,19 @@ private struct RequestParser {
         guard case .string(let s) = v else { throw fail(.wrongType(field: name, expected: "a string")) }
         guard !s.isEmpty else { throw fail(.emptyValue(field: name)) }
         return s
+    }
+
+    /// An `ACCESSIBILITY` filter's value: whole milliseconds 0 ... 60000, `"off"` or
+    /// `"config"`; nil when absent.
+    func accessibilityValue(_ name: String) throws(ProtocolError) -> AccessibilityValue? {
+        let expected = "an integer number of milliseconds from 0 to \(AccessibilityRequest.maxMilliseconds), \"off\" or \"config\""
+        switch member(name) {
+        case nil: return nil
+        case .integer(let n)? where n >= 0 && n <= AccessibilityRequest.maxMilliseconds: return .milliseconds(n)
+        case .string("off")?: return .milliseconds(0)
+        case .string("config")?: return .config
+        default: throw fail(.wrongType(field: name, expected: expected))
+        }
     }
 
     func parseWatch() throws(ProtocolError) -> WatchRequest {

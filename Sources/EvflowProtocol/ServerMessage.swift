@@ -34,6 +34,8 @@ public enum ServerMessage: Hashable, Sendable {
     case metrics(text: String, format: String, tag: RequestTag?)
     /// `LATENCY` response.
     case latency(LatencyReport, tag: RequestTag?)
+    /// `ACCESSIBILITY` response (1.6).
+    case accessibility(AccessibilityReport, tag: RequestTag?)
     /// `ERROR`.
     case error(ErrorReply)
     /// `CLOSE`: the last message before the server closes the connection.
@@ -63,6 +65,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .ping: return .ping
         case .metrics: return .metrics
         case .latency: return .latency
+        case .accessibility: return .accessibility
         case .error: return .error
         case .close: return .close
         case .frame: return .frame

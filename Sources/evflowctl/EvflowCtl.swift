@@ -19,7 +19,7 @@ struct EvflowCtl: ParsableCommand {
         not running (or refused the connection), 74 a file could not be read or written.
         """,
         subcommands: [Devices.self, State.self, Watch.self, Stats.self, Metrics.self, Latency.self, Record.self, Convert.self,
-                      Analyze.self, Top.self])
+                      Analyze.self, Top.self, Accessibility.self])
 }
 
 /// Options every daemon command shares.

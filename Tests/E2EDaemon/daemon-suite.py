@@ -1908,6 +1908,102 @@ def case_wheel():
               f"dropped {state['counters']['dropped']}")
 
 
+KEY_NUM = {"KEY_ESC": 1, "KEY_H": 35, "KEY_I": 23, "KEY_LEFTSHIFT": 42, "KEY_S": 31, "KEY_L": 38, "KEY_P": 25, "KEY_O": 24}
+KEY_NAME = {v: k for k, v in KEY_NUM.items()}
+
+
+def raw_edges(path, did):
+    """[(code name, 0/1)] of DID's key edges in an evflowctl watch --raw output."""
+    return [(e["code"], e["value"]) for m in lines(path, "FRAME") if m.get("device") == did
+            for e in m["events"] if e["type"] == "EV_KEY" and e["value"] in (0, 1)]
+
+
+def accessibility_case(case, name, script, steps, expected, counters_ok, what):
+    """A uinput keyboard in virtual mode whose BounceKeys/SlowKeys are switched live with
+    `evflowctl accessibility` (issue #30): SCRIPT types, waiting at its @FILE handshakes;
+    STEPS [(handshake, predicate(twin edges, raw edges), evflowctl words)] switch the filter
+    once the predicate holds, then release the handshake ("go": before any typing). The twin,
+    read by evemu-record, must carry exactly EXPECTED (names, 0/1), and STATE's counters
+    satisfy COUNTERS_OK."""
+    go, done = os.path.join(WORK, f"{case}.go"), os.path.join(WORK, f"{case}.done")
+    replies = []
+    with VirtualConfig([(name, "virtual", [])]):
+        handshakes = {h: os.path.join(WORK, f"{case}.{h}") for h, _, _ in steps if h != "go"}
+        dev, node = device("keyboard", name, script.format(go=go, done=done, **handshakes), extra=["--hold", "0"])
+        did = device_id(name)
+        wait_grab(did, "grabbed")
+        twin = twin_of(name)
+        record, out = evemu_record(twin)
+        raw, rout, _ = watcher("--raw", "--device", did)
+        for handshake, ready, words in steps:
+            if handshake == "go":
+                replies.append(ctl_json("accessibility", did, *words))
+                touch(go)
+                continue
+            wait_until(f"{case}: ready for '{' '.join(words)}'", lambda: ready(evemu_edges(out), raw_edges(rout, did)), timeout=60)
+            replies.append(ctl_json("accessibility", did, *words))
+            touch(handshakes[handshake])
+        wait_until(f"{case}: Esc released on the twin", lambda: (KEY_NUM["KEY_ESC"], 0) in evemu_edges(out), timeout=60)
+        time.sleep(0.3)
+        record.send_signal(signal.SIGINT)
+        record.wait(timeout=30)
+        raw.terminate()
+        state = ctl_json("state", did)
+        touch(done)
+        dev.wait(timeout=30)
+    got = [(KEY_NAME.get(c, str(c)), v) for c, v in evemu_edges(out)]
+    raw = raw_edges(rout, did)
+    counters = state["counters"]
+    ok = got == expected and counters_ok(counters)
+    check(case, ok, what,
+          saw=f"twin {got}\nraw {raw}\ncounters dropped {counters.get('dropped')}\n"
+              f"evflowctl accessibility replies {replies}")
+
+
+def case_bouncekeys():
+    """BounceKeys switched on live (`evflowctl accessibility DEV bouncekeys 3s`) on a grabbed
+    keyboard: a tap of H, two shaky re-presses of H within 3 s (ignored, with their releases;
+    an ignored press does not restart the window), I between them (another key: passes), H
+    again after the window (counts); then switched off while the window of that H is open: an
+    H re-pressed 60 ms later counts at once. STATE counts 2 presses under bounce_keys."""
+    name = f"{VIRTUAL_PREFIX} shaky keyboard (bouncekeys)"
+    tap = lambda k: f"{k}=1 . +40ms {k}=0 ."
+    script = ("@{go} " + tap("KEY_H") + " +60ms " + tap("KEY_H") + " +60ms " + tap("KEY_I") + " +60ms " + tap("KEY_H")
+              + " +3500ms " + tap("KEY_H") + " @{off} +60ms " + tap("KEY_H") + " +100ms " + tap("KEY_ESC") + " @{done}")
+    h = KEY_NUM["KEY_H"]
+    steps = [("go", None, ["bouncekeys", "3s"]),
+             ("off", lambda e, r: e.count((h, 0)) == 2, ["bouncekeys", "off"])]
+    pair = lambda k: [(k, 1), (k, 0)]
+    expected = pair("KEY_H") + pair("KEY_I") + pair("KEY_H") + pair("KEY_H") + pair("KEY_ESC")
+    accessibility_case("bouncekeys", name, script, steps, expected,
+                       lambda c: c.get("dropped", {}).get("bounce_keys") == 2,
+                       "the twin carries H, I, H (after the window), H (after the switch off) and Esc; the 2 "
+                       "re-presses within 3 s of H's release are missing; STATE counts 2 under bounce_keys")
+
+
+def case_slowkeys():
+    """SlowKeys switched on live (`evflowctl accessibility DEV slowkeys 2s`) while Shift is held
+    on a grabbed keyboard: Shift's release passes (it was delivered down before; not dropped,
+    not doubled); a 40 ms tap of S never happened; L held 2.5 s counts; P pressed and, while
+    SlowKeys holds it back, SlowKeys switched off: P is delivered then, its release once; O
+    tapped after counts at once. STATE counts S under slow_keys dropped."""
+    name = f"{VIRTUAL_PREFIX} shaky keyboard (slowkeys)"
+    script = ("@{go} KEY_LEFTSHIFT=1 . @{on} +50ms KEY_LEFTSHIFT=0 . +100ms KEY_S=1 . +40ms KEY_S=0 ."
+              " +100ms KEY_L=1 . +2500ms KEY_L=0 . +100ms KEY_P=1 . @{off} +100ms KEY_P=0 ."
+              " +100ms KEY_O=1 . +40ms KEY_O=0 . +100ms KEY_ESC=1 . +40ms KEY_ESC=0 . @{done}")
+    shift = KEY_NUM["KEY_LEFTSHIFT"]
+    # The switch off once the raw stream carries P's press: it comes while SlowKeys holds P (2 s).
+    steps = [("go", None, []),
+             ("on", lambda e, r: (shift, 1) in e, ["slowkeys", "2s"]),
+             ("off", lambda e, r: ("KEY_P", 1) in r, ["slowkeys", "off"])]
+    pair = lambda k: [(k, 1), (k, 0)]
+    expected = pair("KEY_LEFTSHIFT") + pair("KEY_L") + pair("KEY_P") + pair("KEY_O") + pair("KEY_ESC")
+    accessibility_case("slowkeys", name, script, steps, expected,
+                       lambda c: c.get("dropped", {}).get("slow_keys") == 1,
+                       "the twin carries Shift (released across the switch on), L (held 2.5 s), P (delivered at the "
+                       "switch off, released once), O and Esc; the 40 ms tap of S is missing; STATE counts 1 dropped "
+                       "under slow_keys")
+
 EVIOCSFF = (1 << 30) | (48 << 16) | (ord("E") << 8) | 0x80       # struct ff_effect, 48 bytes
 EVIOCRMFF = (1 << 30) | (4 << 16) | (ord("E") << 8) | 0x81
 EVIOCGEFFECTS = (2 << 30) | (4 << 16) | (ord("E") << 8) | 0x84
@@ -3404,6 +3500,8 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "rumble": case_rumble,
          "gamepad-stick-noise": case_gamepad_stick_noise,
          "wheel": case_wheel,
+         "bouncekeys": case_bouncekeys,
+         "slowkeys": case_slowkeys,
          "idle": case_idle,
          # last: they upgrade, remove and purge the package (deb-install is the suite's first step)
          "deb-virtual-reload": case_deb_virtual_reload, "deb-upgrade": None,

@@ -190,6 +190,7 @@ private func documentedServerClasses() throws -> Set<String> {
         w.appendFrame(device: info.id, stream: .raw, frame: InputFrame(time: 0, events: [InputEvent(time: 0, type: 1, code: 30, value: 1)]))
         w.appendDeviceNotice(.added(info))
         w.appendGesture(device: info.id, GestureEvent(time: 0, code: 30, gesture: .double, count: 2))
+        w.appendAccessibility(AccessibilityReport(device: info.id, bounceKeys: 0, slowKeys: 0, live: [], keys: false))
         let written = try decodeAll(w.bytes).map(\.messageClass)
         #expect(!written.contains("other"))
         #expect(Set(written) == (try documentedServerClasses()))

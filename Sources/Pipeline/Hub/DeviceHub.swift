@@ -59,6 +59,8 @@ public final class DeviceHub: @unchecked Sendable {
     private var config: FilterConfig
     /// The panic chord was pressed: every device stays observed until the next reload.
     private var panicked = false
+    /// BounceKeys/SlowKeys set live from the socket, by device id (`setAccessibility`).
+    private var liveAccessibility = LiveAccessibility()
     /// The ages of devices that are gone, kept for the totals.
     private var goneLatency: [LatencyStage: LatencyHistogram] = [:]
     /// The open sessions and the watchers, shared with the server's threads.
@@ -230,7 +232,8 @@ public final class DeviceHub: @unchecked Sendable {
         let output = SessionOutput(info: info, port: port, chord: config.panicChord) { [weak self] notice in
             self?.outputSubject.onNext(notice)
         }
-        let session = DeviceSession(info: info, slot: slot, settings: config.settings(for: info), output: output,
+        let session = DeviceSession(info: info, slot: slot,
+                                    settings: liveAccessibility.settings(config.settings(for: info), for: info), output: output,
                                     scheduler: scheduler, clock: clock)
         registry.register(session, as: info.id, end: end)
         deviceCountSubject.onNext(store.count)
@@ -292,7 +295,7 @@ public final class DeviceHub: @unchecked Sendable {
             config = newConfig
             panicked = false
             for session in registry.sessions {
-                session.settings.onNext(newConfig.settings(for: session.info))
+                session.settings.onNext(liveAccessibility.settings(newConfig.settings(for: session.info), for: session.info))
                 session.output.chord = newConfig.panicChord
                 session.output.apply(mode: newConfig.outputMode(for: session.info), panicked: false)
             }
@@ -302,6 +305,25 @@ public final class DeviceHub: @unchecked Sendable {
 }
 
 extension DeviceHub {
+    /// Changes the accessibility filters of the present device `id` live (the `ACCESSIBILITY`
+    /// request; `change` nil parts: unchanged) and hands their state after it to `completion`,
+    /// or nil when no such device is present. Takes effect on the scheduler, between frames,
+    /// as a reload does (a held press whose time is up is delivered); the live values win
+    /// over the configuration until the daemon stops (docs/configuration.md).
+    public func setAccessibility(of id: DeviceID, _ change: AccessibilityChange,
+                                 _ completion: @escaping @Sendable (AccessibilityStatus?) -> Void) {
+        scheduler.schedule { [weak self] in
+            guard let self, let session = registry[id] else { return completion(nil) }
+            liveAccessibility.apply(change, to: id)
+            let settings = liveAccessibility.settings(config.settings(for: session.info), for: session.info)
+            if change != AccessibilityChange() { session.settings.onNext(settings) }
+            let live = liveAccessibility.overrides[id]
+            completion(AccessibilityStatus(device: id, settings: settings.accessibility,
+                                           bounceKeysLive: live?.bounceKeys != nil, slowKeysLive: live?.slowKeys != nil,
+                                           hasKeys: LiveAccessibility.hasKeyboardKeys(session.info)))
+        }
+    }
+
     /// The frame ages measured so far (`read`, `filtered`): per present device, and in total
     /// over every device since the hub started. Taken on the hub's scheduler, where the ages are
     /// written (no lock on the frame path), and handed to `completion` there.

@@ -42,6 +42,8 @@ extension ClientConnection {
             respond { $0.appendUnwatch(tag: tag) }
         case .watch(let watchRequest):
             startWatch(watchRequest, tag: tag)
+        case .accessibility(let accessRequest):
+            accessibility(accessRequest, tag: tag)
         }
     }
 
