@@ -127,4 +127,50 @@ import Testing
             try FilterConfig.load(path: file.path)
         }
     }
+
+    /// The keys added since issue #25 (the wheel filter, BounceKeys/SlowKeys, gestures and
+    /// rotary steps) take the same hostile durations: each is refused with a ConfigError naming
+    /// file, line and key — never a trap, never a silent default.
+    @Test("wheel, bounce_keys, slow_keys and the gestures' times refuse hostile durations naming file, line and key",
+          arguments: ["nan", "inf", "-inf", "-1ms", "-0.5", "1e-320ms", "0.4ns", "1e-9ms", "1000001s", "1e300",
+                      "1e309ms", "0x10ms", "nanms", "infs", "ms", "s", "1e15s", "99999999999999999999999", "[1]", "{a: 1}"])
+    func badDurationsOfNewerKeys(value: String) {
+        var cases: [(String, Int, String)] = [
+            ("defaults:\n  wheel: \(value)\n", 2, "defaults.wheel"),
+            ("defaults:\n  bounce_keys: \(value)\n", 2, "defaults.bounce_keys"),
+            ("defaults:\n  slow_keys: \(value)\n", 2, "defaults.slow_keys"),
+            ("devices:\n  - match: { class: keyboard }\n    slow_keys: \(value)\n", 3, "devices[0].slow_keys"),
+        ]
+        for field in ["multi_press", "long", "hold", "step"] {
+            cases.append(("devices:\n  - match: { class: keyboard }\n    gestures:\n      \(field): \(value)\n", 4,
+                          "devices[0].gestures.\(field)"))
+        }
+        for (yaml, line, key) in cases {
+            let error = Self.refusal(yaml)
+            #expect(error != nil, "accepted: \(yaml)")
+            #expect(error?.file == "hostile.yaml", "\(yaml)")
+            #expect(error?.line == line, "\(yaml): \(String(describing: error))")
+            #expect(error?.key == key, "\(yaml): \(String(describing: error))")
+        }
+    }
+
+    /// Names and lists: unknown gestures, codes that are no key or no relative axis, a
+    /// non-list; each refused naming its key, down to the list item.
+    @Test("gestures: unknown gesture names, wrong code kinds and shapes are refused naming the key", arguments: [
+        ("gestures: [single, quadruple]", "devices[0].gestures.gestures[1]"),
+        ("gestures: single", "devices[0].gestures.gestures"),
+        ("keys: [REL_X]", "devices[0].gestures.keys[0]"),
+        ("keys: [KEY_NOPE]", "devices[0].gestures.keys[0]"),
+        ("keys: 30", "devices[0].gestures.keys"),
+        ("rotary: [KEY_A]", "devices[0].gestures.rotary[0]"),
+        ("rotary: [\"\\u001b[31m\"]", "devices[0].gestures.rotary[0]"),
+        ("colour: red", "devices[0].gestures.colour"),
+    ])
+    func badGestureShapes(line: String, key: String) {
+        let yaml = "devices:\n  - match: { class: keyboard }\n    gestures:\n      \(line)\n"
+        let error = Self.refusal(yaml)
+        #expect(error?.key == key, "\(yaml): \(String(describing: error))")
+        #expect(error?.line == 4, "\(yaml): \(String(describing: error))")
+        #expect(error.map { !$0.description.contains("\u{1b}") } ?? true, "a raw escape reached the message")
+    }
 }
