@@ -86,7 +86,7 @@ import Testing
     }
 
     /// R1 (issue #35 item 6): the hub computed every device's gestures whether or not anybody
-    /// watched them, 10 M of R1's 115 M instructions. Now one recogniser per device runs while
+    /// watched them, 30 M of R1's 115 M pipeline instructions. Now one recogniser per device runs while
     /// somebody watches, shared by every gesture watcher: one that joins mid-hold sees the
     /// rest of the hold exactly as the first watcher does.
     @Test("a second gestures watcher shares the first one's recogniser: it sees what the first sees from its arrival")
