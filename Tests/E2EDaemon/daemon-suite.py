@@ -3471,9 +3471,11 @@ def case_deb_purge():
     # package's) may stay, empty.
     # man-db's cache of the pages deb-install read (/var/cache/man, man-db's own, cleaned by
     # its cron job) is not the package's either.
+    # The suite's own private bus directory (SUSPEND_BUS_DIR, the suspend cases') is the
+    # test's, not the package's.
     new = sorted(f for f in find_evflow_paths() - PACKAGE_BASELINE
                  if not (f.endswith("/systemd/system/evflowd.service.d") and not os.listdir(f))
-                 and not f.startswith("/var/cache/man/"))
+                 and not f.startswith("/var/cache/man/") and f != SUSPEND_BUS_DIR)
     # (the guest's own evflow-vm-run.service and evflow-vm.target aside)
     units = "\n".join(l for l in sh(["systemctl", "list-unit-files", "--no-legend", "evflow*"]).stdout.splitlines()
                       if l.strip() and not l.startswith("evflow-vm")).strip()
