@@ -15,7 +15,8 @@ each fed and measured by `u1bench drive`. The CPU time of each forwarder (all it
 and threads, from /proc/PID/task/TID/schedstat, the scheduler's own nanosecond count) is
 sampled around exactly the measured frames (u1bench's ready/done handshake), and with it the
 read and write system calls per frame (/proc/PID/io).
-Prints the table; writes OUT_DIR/u1.md and OUT_DIR/u1.jsonl. Exit status 1 when a forwarder
+Prints the table; writes OUT_DIR/u1.md, OUT_DIR/u1.jsonl and each measurement's per-frame
+latencies, OUT_DIR/raw-LABEL-RATE.txt (u1bench's --raw: to compare runs frame by frame). Exit status 1 when a forwarder
 lost a frame, reordered one or failed.
 """
 import json
@@ -81,13 +82,13 @@ def syscalls(pid):
     return r, w
 
 
-def drive(bench, label, rate, count, start_forwarder, ends_with_source=True):
+def drive(bench, label, rate, count, start_forwarder, ends_with_source=True, raw=None):
     """One measurement; START_FORWARDER(source node) returns the forwarder's Popen, which
     ends when the source is destroyed if ENDS_WITH_SOURCE (evflowd does not)."""
     src = f"evflow-u1 {label} {rate}"
     twin = {"floor": f"{src} (floor)", "interception-tools": src, "evflowd": src + TWIN_SUFFIX}[label]
     d = subprocess.Popen([bench, "drive", "--name", src, "--twin", twin, "--rate", str(rate), "--count",
-                          str(count), "--label", label], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          str(count), "--label", label] + (["--raw", raw] if raw else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     fwd = None
     try:
@@ -145,11 +146,13 @@ def main():
     bin_dir, bench, out_dir = sys.argv[1:]
     work = "/run/evflow-u1"
     os.makedirs(work, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
     rows = []
 
     def measure(label, rate, count, start_forwarder, ends_with_source=True):
         try:
-            rows.append(drive(bench, label, rate, count, start_forwarder, ends_with_source))
+            rows.append(drive(bench, label, rate, count, start_forwarder, ends_with_source,
+                              os.path.join(out_dir, f"raw-{label}-{rate}.txt")))
         except (RuntimeError, ValueError, IndexError, subprocess.TimeoutExpired) as e:
             rows.append({"label": label, "rate": rate, "sent": count, "received": 0, "error": str(e)})
         print(json.dumps(rows[-1]), flush=True)
