@@ -31,6 +31,9 @@ struct DaemonOptions: Sendable {
     var removeAtEnd = false
     /// Start the replay when the first client starts a WATCH (`--wait-for-watch`).
     var waitForWatch = false
+    /// Where devices' batteries are looked for instead of /sys (`--sysfs`); replayed devices
+    /// get batteries only with it (docs/batteries.md).
+    var sysfsRoot: String? = nil
     var configPath: String?
     var socketPath: String
     var socketGroup: String?
@@ -214,8 +217,13 @@ struct DaemonBuilder {
             let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
             let sensorReplay = SensorReplaySource(recordings: sensorRecordings, scheduler: scheduler, speed: options.speed,
                                                   removeAtEnd: options.removeAtEnd)
+            // A replayed device's battery from a sysfs snapshot (docs/batteries.md), only with --sysfs.
+            let devices = options.sysfsRoot.map { root in
+                let batteries = DeviceBatteries(supplies: PowerSupplies(root: root, replayedDevices: true))
+                return replay.devices.map { batteries.attach(to: $0) }
+            } ?? replay.devices
             return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
-                               devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
+                               devices: devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
         // IIO sensors beside them (docs/sensors.md): read only while something consumes them,
@@ -227,7 +235,11 @@ struct DaemonBuilder {
             throw StartupError.input("sensor thread: \(error)")
         }
         let sensorMonitor = SensorMonitor(loop: scheduler, thread: sensorThread)
-        return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
+        // Each device's own battery, read on a queue of its own (docs/batteries.md).
+        let batteries = DeviceBatteries(supplies: PowerSupplies(root: options.sysfsRoot ?? "/sys"),
+                                        changes: monitor.powerSupplyChanges)
+        return InputSource(description: "live input devices (udev + evdev) and IIO sensors",
+                           devices: monitor.devices.map { batteries.attach(to: $0) },
                            sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor), sensorThread: sensorThread,
                            statistics: {
                                let s = monitor.statistics
