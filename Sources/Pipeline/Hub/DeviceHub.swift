@@ -208,8 +208,8 @@ public final class DeviceHub: @unchecked Sendable {
             // After the subscription, which delivered the keys down at open: the grab waits for them.
             if !session.closed { output.apply(mode: config.outputMode(for: info), panicked: panicked) }
             // The battery's readings come from their own queue (a read can block for seconds).
-            if !session.closed {
-                session.batteryReadings.setDisposable(stream.batteries.observeOn(scheduler)
+            if !session.closed, let batteries = stream.batteries {
+                session.batteryReadings.setDisposable(batteries.observeOn(scheduler)
                     .subscribe(onNext: { [weak session] reading in session?.setBattery(reading) }))
             }
             return Disposables.create { [weak self] in self?.close(session) }

@@ -63,7 +63,7 @@ enum WatchStream {
             // which is dropped when it is that one, so no change is lost or sent twice.
             let batteries = Observable<WatchItem>.deferred {
                 let last = LastBattery(info.battery)
-                return stream.batteries.compactMap { reading -> WatchItem? in
+                return (stream.batteries ?? .empty()).compactMap { reading -> WatchItem? in
                     guard let reading, last.take(reading) else { return nil }
                     return .battery(info.id, reading)
                 }
