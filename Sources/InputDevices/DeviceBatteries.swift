@@ -128,25 +128,28 @@ public struct PowerSupplies: Sendable {
     }
 }
 
-/// Reads input devices' batteries on a queue of their own and gives each open device stream
+/// Reads input devices' batteries on a thread of their own and gives each open device stream
 /// its readings (`DeviceStream.batteries`; docs/batteries.md).
 ///
 /// A device's battery is read when its stream's `batteries` is subscribed (the hub does that
 /// when the device's session opens), when udev says its power supply changed (`changes`:
 /// the `power_supply` uevents' names, from `InputDeviceMonitor.powerSupplyChanges`), and
-/// every `interval` for drivers that send no uevent. A device without a battery is looked for
-/// one again at each of those (hid-logitech-hidpp adds its battery after the input device);
-/// a battery that goes away reads as nil. Only changed readings are passed on.
+/// every `interval` for drivers that send no uevent (only while the device has a battery). A
+/// device without a battery is looked for one again at each `power_supply` uevent
+/// (hid-logitech-hidpp adds its battery after the input device); a battery that goes away
+/// reads as nil. Only changed readings are passed on.
 ///
-/// Why a queue of its own: reading `capacity` of a HID battery asks a sleeping device with
+/// Why a thread of its own: reading `capacity` of a HID battery asks a sleeping device with
 /// GET_REPORT and can block for seconds; on the input thread that would hold every
-/// keyboard's frames. Readings are delivered on the queue; the hub takes them to its own
+/// keyboard's frames. An `InputLoop` (evflowd's "evflow.battery"), not a dispatch queue:
+/// libdispatch's worker pool would start its once-a-second monitor and wake the idle daemon
+/// (GlobalExecutor). Readings are delivered on that thread; the hub takes them to its own
 /// scheduler. Disposing a device's readings stops its timer and its share of `changes`; a
 /// read already running finishes and its reading is dropped.
 public final class DeviceBatteries: Sendable {
     /// Where batteries are looked for.
     public let supplies: PowerSupplies
-    /// Where batteries are read (`evflow.batteries`, a serial queue).
+    /// Where batteries are read: evflowd's battery thread (an `InputLoop` of its own).
     public let readScheduler: SchedulerType
     /// How often a battery is read besides its uevents.
     public let interval: RxTimeInterval
@@ -155,8 +158,7 @@ public final class DeviceBatteries: Sendable {
     /// Reads batteries under `supplies` on `readScheduler`, again on each name `changes`
     /// emits and every `interval`.
     public init(supplies: PowerSupplies, changes: Observable<String> = .empty(),
-                readScheduler: SchedulerType = SerialDispatchQueueScheduler(label: "evflow.batteries"),
-                interval: RxTimeInterval = .seconds(60)) {
+                readScheduler: SchedulerType, interval: RxTimeInterval = .seconds(60)) {
         self.supplies = supplies
         self.changes = changes
         self.readScheduler = readScheduler
@@ -171,21 +173,27 @@ public final class DeviceBatteries: Sendable {
 
     /// The readings of `info`'s battery, as described above; delivered on `readScheduler`.
     public func readings(of info: DeviceInfo) -> Observable<DeviceBattery?> {
-        let supplies = self.supplies
-        let readScheduler = self.readScheduler
-        let ticks = Observable<BatteryReader.Tick>.merge([
-            .just(.always),
-            changes.map { .supply($0) },
-            Observable<Int>.interval(interval, scheduler: readScheduler).map { _ in .always },
-        ])
-        return Observable.deferred {
-            let reader = BatteryReader(supplies: supplies, info: info)
-            return ticks.observeOn(readScheduler).compactMap { reader.take($0) }.distinctUntilChanged()
-        }
+        let supplies = self.supplies, readScheduler = self.readScheduler, interval = self.interval
+        let changes = self.changes
+        return Observable<DeviceBattery?>.create { observer in
+            let reader = BatteryReader(supplies: supplies, info: info, scheduler: readScheduler, interval: interval,
+                                       deliver: { observer.onNext($0) })
+            let ticks = Observable<BatteryReader.Tick>.merge([.just(.always), changes.map { .supply($0) }])
+                .observeOn(readScheduler)
+                .subscribe(onNext: { reader.tick($0) })
+            return Disposables.create {
+                ticks.dispose()
+                _ = readScheduler.schedule { reader.stop() }
+            }
+        }.distinctUntilChanged()
     }
 }
 
-/// One device's battery look-up and reads; confined to the read queue (`observeOn`).
+/// One device's battery look-up, reads and timer; confined to the read thread.
+///
+/// The timer runs only while the device has a battery: a device without one is looked at again
+/// on `power_supply` uevents only (a battery that registers late sends `add`), so an idle
+/// daemon's devices without batteries never wake the battery thread.
 final class BatteryReader: @unchecked Sendable {
     enum Tick {
         /// The first read and the timer's.
@@ -196,11 +204,40 @@ final class BatteryReader: @unchecked Sendable {
 
     private let supplies: PowerSupplies
     private let info: DeviceInfo
+    private let scheduler: SchedulerType
+    private let interval: RxTimeInterval
+    private let deliver: (DeviceBattery?) -> Void
     private var supply: String?
+    private var timer: Disposable?
+    private var stopped = false
 
-    init(supplies: PowerSupplies, info: DeviceInfo) {
+    init(supplies: PowerSupplies, info: DeviceInfo, scheduler: SchedulerType, interval: RxTimeInterval,
+         deliver: @escaping (DeviceBattery?) -> Void) {
         self.supplies = supplies
         self.info = info
+        self.scheduler = scheduler
+        self.interval = interval
+        self.deliver = deliver
+    }
+
+    /// Reads for `tick`, unless it is another supply's uevent; starts or stops the timer.
+    func tick(_ tick: Tick) {
+        guard !stopped, let reading = take(tick) else { return }
+        if reading != nil, timer == nil {
+            timer = Observable<Int>.interval(interval, scheduler: scheduler)
+                .subscribe(onNext: { [weak self] _ in self?.tick(.always) })
+        } else if reading == nil {
+            timer?.dispose()
+            timer = nil
+        }
+        deliver(reading)
+    }
+
+    /// The end of the device's readings: no timer, no more reads.
+    func stop() {
+        stopped = true
+        timer?.dispose()
+        timer = nil
     }
 
     /// The reading for `tick`: `.some(nil)` when the device has no battery, nil when the tick

@@ -193,5 +193,22 @@ struct DeviceBatteriesTests {
         scheduler.advanceTo(2)
         #expect(got.last == DeviceBattery(percent: 40, status: .discharging, supply: "hidpp_battery_0"))
         subscription.dispose()
+        scheduler.advanceTo(3)   // the reader stops on its thread: its timer with it
+    }
+
+    @Test("a device without a battery has no timer: only uevents look again (an idle daemon's battery thread sleeps)")
+    func noTimerWithoutABattery() throws {
+        let sys = try FakeSysfs()
+        try sys.inputDevice(under: "platform/i8042/serio0", input: 3, event: 2)
+        let scheduler = TestScheduler()
+        let batteries = DeviceBatteries(supplies: PowerSupplies(root: sys.root), readScheduler: scheduler,
+                                        interval: .milliseconds(60_000))
+        var got: [DeviceBattery?] = []
+        let subscription = batteries.readings(of: device(2)).subscribe(onNext: { got.append($0) })
+        scheduler.advanceTo(1)
+        #expect(got == [nil])
+        #expect(!scheduler.hasPendingWork, "nothing scheduled: no timer")
+        subscription.dispose()
+        scheduler.advanceTo(2)
     }
 }
