@@ -47,23 +47,28 @@ package final class UdevContext {
     }
 }
 
-/// Owns a `struct udev_monitor *` listening for one subsystem's uevents after udev processed them.
+/// Owns a `struct udev_monitor *` listening for some subsystems' uevents after udev processed them.
 ///
 /// Its socket fd belongs to the monitor (`udev_monitor_unref` closes it); it is non-blocking.
 package final class UdevMonitor {
     package let handle: OpaquePointer
     package let context: UdevContext   // the monitor refers to its context: keep it alive
 
-    /// Listens for `subsystem`'s uevents; `receiveBuffer` bytes of socket buffer hold them while the
-    /// reader is busy (forced past `rmem_max` when the process may, as udevd does).
-    package init(context: UdevContext, subsystem: String = "input", receiveBuffer: Int) throws(SystemError) {
+    /// Listens for `subsystem`'s uevents and those of `alsoSubsystems`; `receiveBuffer` bytes of
+    /// socket buffer hold them while the reader is busy (forced past `rmem_max` when the process
+    /// may, as udevd does).
+    package init(context: UdevContext, subsystem: String = "input", alsoSubsystems: [String] = [],
+                 receiveBuffer: Int) throws(SystemError) {
         guard let handle = udev_monitor_new_from_netlink(context.handle, "udev") else {
             throw SystemError(call: "udev_monitor_new_from_netlink(udev)", errno: Glibc.errno == 0 ? EINVAL : Glibc.errno)
         }
         self.handle = handle
         self.context = context
-        var rc = udev_monitor_filter_add_match_subsystem_devtype(handle, subsystem, nil)
-        if rc < 0 { throw SystemError(call: "udev_monitor_filter_add_match_subsystem_devtype", errno: -rc) }
+        var rc: Int32 = 0
+        for s in [subsystem] + alsoSubsystems {
+            rc = udev_monitor_filter_add_match_subsystem_devtype(handle, s, nil)
+            if rc < 0 { throw SystemError(call: "udev_monitor_filter_add_match_subsystem_devtype", errno: -rc) }
+        }
         rc = udev_monitor_enable_receiving(handle)
         if rc < 0 { throw SystemError(call: "udev_monitor_enable_receiving", errno: -rc) }
         // libudev tries SO_RCVBUFFORCE, then SO_RCVBUF (capped by net.core.rmem_max): the
@@ -122,6 +127,7 @@ package final class UdevDevice {
 
     package var syspath: String { udev_device_get_syspath(handle).map { String(cString: $0) } ?? "" }
     package var sysname: String { udev_device_get_sysname(handle).map { String(cString: $0) } ?? "" }
+    package var subsystem: String? { udev_device_get_subsystem(handle).map { String(cString: $0) } }
     package var devnode: String? { udev_device_get_devnode(handle).map { String(cString: $0) } }
     package var action: String? { udev_device_get_action(handle).map { String(cString: $0) } }
     package var isInitialized: Bool { udev_device_get_is_initialized(handle) > 0 }

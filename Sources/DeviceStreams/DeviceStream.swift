@@ -38,17 +38,31 @@ public struct DeviceStream: Sendable {
     /// The gestures of its keys (docs/gestures.md): a hub's stream for watchers carries the
     /// session's; a source's is empty.
     public let gestures: Observable<GestureEvent>
+    /// The device's battery (docs/batteries.md). A source's: each reading as it is taken (nil:
+    /// no battery found, or none any more), read off the input thread — subscribing starts the
+    /// reading and disposing stops it; nil when the source reads no batteries (so a device
+    /// without costs nothing). A hub's stream for watchers: the session's current reading
+    /// first, then each change.
+    public let batteries: Observable<DeviceBattery?>?
 
     /// A stream of `info` with `frames`, whose event times follow `clock`.
     public init(info: DeviceInfo, access: Access = .open, frames: Observable<InputFrame>,
                 output: (any DeviceOutputPort)? = nil, clock: SampleClock = .live,
-                gestures: Observable<GestureEvent> = .empty()) {
+                gestures: Observable<GestureEvent> = .empty(), batteries: Observable<DeviceBattery?>? = nil) {
         self.info = info
         self.access = access
         self.frames = frames
         self.gestures = gestures
+        self.batteries = batteries
         self.output = output
         self.clock = clock
+    }
+
+    /// The same stream with `batteries` as its battery readings (what `DeviceBatteries.attach`
+    /// does to a source's streams).
+    public func with(batteries: Observable<DeviceBattery?>?) -> DeviceStream {
+        DeviceStream(info: info, access: access, frames: frames, output: output, clock: clock, gestures: gestures,
+                     batteries: batteries)
     }
 
     /// The notice a watcher is sent when this stream begins.

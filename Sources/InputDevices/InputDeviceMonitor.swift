@@ -63,6 +63,7 @@ public final class InputDeviceMonitor: Sendable {
     let scopes = ScopeCounter()
     let counters = MonitorCounters()
     let udevFD = Atomic<Int32>(-1)
+    let powerSupplySubject = PublishSubject<String>()
 
     /// Creates a monitor that works and delivers on `loop`'s thread. Nothing happens until
     /// `devices` is subscribed.
@@ -91,6 +92,11 @@ public final class InputDeviceMonitor: Sendable {
     public var devices: Observable<DeviceStream> {
         loop.observeRun { [self] observer in MonitorRun(monitor: self, observer: observer) }
     }
+
+    /// The name of each power supply udev reports added or changed (`hid-…-battery`, `BAT0`),
+    /// on the loop thread, while `devices` is subscribed: when `DeviceBatteries` reads a
+    /// battery again (docs/batteries.md).
+    public var powerSupplyChanges: Observable<String> { powerSupplySubject.asObservable() }
 
     /// Live device scopes (for stats and leak checks).
     public var scopeCount: Int { scopes.value.load(ordering: .relaxed) }

@@ -61,7 +61,9 @@ final class MonitorRun: LoopConfinedRun, @unchecked Sendable {
         let context = try UdevContext()
         // Listen before enumerating, so a device plugged in between is seen (twice at worst:
         // entries are keyed by syspath).
-        let udev = try UdevMonitor(context: context, receiveBuffer: monitor.options.udevReceiveBuffer)
+        // `power_supply` too: a device's battery changed (`powerSupplyChanges`, docs/batteries.md).
+        let udev = try UdevMonitor(context: context, alsoSubsystems: ["power_supply"],
+                                   receiveBuffer: monitor.options.udevReceiveBuffer)
         let counters = self.counters
         let token = monitor.loop.register(fd: udev.fd) { [weak self] in
             counters.udevWakeUps.wrappingAdd(1, ordering: .relaxed)
@@ -123,6 +125,10 @@ final class MonitorRun: LoopConfinedRun, @unchecked Sendable {
     private func handle(_ device: UdevDevice, action: String) {
         guard running != nil else { return }
         let syspath = device.syspath
+        if device.subsystem == "power_supply" {
+            if action == "change" || action == "add" { monitor.powerSupplySubject.onNext(device.sysname) }
+            return
+        }
         if device.sysname.hasPrefix("input") {
             switch action {
             case "add", "change": parents[syspath] = device.properties

@@ -26,14 +26,25 @@ enum Render {
         }.joined(separator: "\n") + "\n"
     }
 
-    /// `DEVICES`: id, name, classes, node, and the output (from a 1.3 server).
+    /// `DEVICES`: id, name, classes, node, the battery (from a 1.8 server, when a device has
+    /// one) and the output (from a 1.3 server).
     static func devices(_ list: [DeviceInfo]) -> TerminalText {
         if list.isEmpty { return "no devices\n" }
         let withOutput = list.contains { $0.output != nil }
-        return table(["ID", "NAME", "CLASSES", "NODE"] + (withOutput ? ["OUTPUT"] : []), list.map { d in
-            [d.id.rawValue, d.name, d.classes.map(\.rawValue).sorted().joined(separator: ","),
-             d.devnode ?? "-"] + (withOutput ? [output(d.output).text] : [])
+        let withBattery = list.contains { $0.battery != nil }
+        let header = ["ID", "NAME", "CLASSES", "NODE"] + (withBattery ? ["BATTERY"] : []) + (withOutput ? ["OUTPUT"] : [])
+        return table(header, list.map { d -> [TerminalText] in
+            [TerminalText(escaping: d.id.rawValue), TerminalText(escaping: d.name),
+             TerminalText(escaping: d.classes.map(\.rawValue).sorted().joined(separator: ",")),
+             TerminalText(escaping: d.devnode ?? "-")]
+                + (withBattery ? [d.battery.map(battery) ?? "-"] : []) + (withOutput ? [output(d.output)] : [])
         })
+    }
+
+    /// A battery in a few words: `87% discharging`, `low, charging` (only a level), `unknown`.
+    static func battery(_ b: DeviceBattery) -> TerminalText {
+        let charge: TerminalText = b.percent.map { "\($0)%" } ?? "\((b.level ?? .unknown).rawValue),"
+        return "\(charge) \(b.status.rawValue)"
     }
 
     /// A device's output in a few words: `observe`; `virtual, grabbed → /dev/input/event9`;
@@ -87,6 +98,7 @@ enum Render {
         line("classes", "\(d.classes.map(\.rawValue).sorted().joined(separator: ", "))")
         if let node = d.devnode { line("node", "\(node)") }
         if d.output != nil { line("output", output(d.output)) }
+        if let b = d.battery { line("battery", "\(battery(b)) (\(b.supply))") }
         let keys = r.keysDown.sorted().map { code(EventType.key, $0) }
         line("keys down", keys.isEmpty ? "none" : "\(keys.joined(separator: " "))")
         for (label, type, values) in [("axes", EventType.abs, r.abs), ("switches", EventType.sw, r.switches),
@@ -147,6 +159,8 @@ enum Render {
         case .sample(let s):
             let orientation: TerminalText = s.orientation.map { "  orientation \($0)" } ?? ""
             return "\(time(s.time))  \(s.device)  \(sampleValues(s.values, of: sensors[s.device]))\(orientation)"
+        case .battery(let b):
+            return "battery: \(b.device)  \(battery(b.battery)) (\(b.battery.supply))"
         case .gesture(let g):
             return "\(time(g.event.time))  \(g.device)  \(code(g.event.gesture.eventType, g.event.code)) \(g.event.gesture.rawValue) \(g.event.count)"
         case .frame(let f):

@@ -31,6 +31,9 @@ struct DaemonOptions: Sendable {
     var removeAtEnd = false
     /// Start the replay when the first client starts a WATCH (`--wait-for-watch`).
     var waitForWatch = false
+    /// Where devices' batteries are looked for instead of /sys (`--sysfs`); replayed devices
+    /// get batteries only with it (docs/batteries.md).
+    var sysfsRoot: String? = nil
     var configPath: String?
     var socketPath: String
     var socketGroup: String?
@@ -67,6 +70,9 @@ struct InputSource: Sendable {
     let retain: any Sendable
     /// The thread the IIO sensors are read on (live input), ended at shutdown.
     var sensorThread: SensorThread? = nil
+    /// The thread devices' batteries are read on (live input, and a replay with `--sysfs`),
+    /// ended at shutdown (docs/batteries.md).
+    var batteryThread: InputLoop? = nil
     /// Emits once (on the input scheduler) when the source's first devices are announced; nil
     /// when they are by the time the subscription's job on the input scheduler has run (udev
     /// enumerates there).
@@ -214,8 +220,16 @@ struct DaemonBuilder {
             let what = demoDirectory.map { "the demo recordings in \($0)" } ?? options.replay.joined(separator: ", ")
             let sensorReplay = SensorReplaySource(recordings: sensorRecordings, scheduler: scheduler, speed: options.speed,
                                                   removeAtEnd: options.removeAtEnd)
-            return InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
-                               devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
+            var source = InputSource(description: "replay of \(what) at speed \(options.speed.isInfinite ? "max" : "\(options.speed)")",
+                                     devices: replay.devices, sensors: sensorReplay.sensors, retain: replay, ready: replay.hasStarted)
+            // A replayed device's battery from a sysfs snapshot (docs/batteries.md), only with --sysfs.
+            if let root = options.sysfsRoot {
+                let thread = try Self.batteryThread()
+                let batteries = DeviceBatteries(supplies: PowerSupplies(root: root, replayedDevices: true), readScheduler: thread)
+                source.devices = replay.devices.map { batteries.attach(to: $0) }
+                source.batteryThread = thread
+            }
+            return source
         }
         let monitor = InputDeviceMonitor(loop: scheduler)
         // IIO sensors beside them (docs/sensors.md): read only while something consumes them,
@@ -227,8 +241,14 @@ struct DaemonBuilder {
             throw StartupError.input("sensor thread: \(error)")
         }
         let sensorMonitor = SensorMonitor(loop: scheduler, thread: sensorThread)
-        return InputSource(description: "live input devices (udev + evdev) and IIO sensors", devices: monitor.devices,
+        // Each device's own battery, read on a thread of its own (docs/batteries.md).
+        let batteryThread = try Self.batteryThread()
+        let batteries = DeviceBatteries(supplies: PowerSupplies(root: options.sysfsRoot ?? "/sys"),
+                                        changes: monitor.powerSupplyChanges, readScheduler: batteryThread)
+        return InputSource(description: "live input devices (udev + evdev) and IIO sensors",
+                           devices: monitor.devices.map { batteries.attach(to: $0) },
                            sensors: sensorMonitor.sensors, retain: (monitor, sensorMonitor), sensorThread: sensorThread,
+                           batteryThread: batteryThread,
                            statistics: {
                                let s = monitor.statistics
                                return SourceStatistics(openRetries: s.openRetries, inaccessible: s.inaccessible,
@@ -238,6 +258,15 @@ struct DaemonBuilder {
                                                                  "read-error": s.removedOnReadError],
                                                        droppedStreams: s.droppedStreams)
                            })
+    }
+
+    /// The thread batteries are read on: a read can block for seconds (docs/batteries.md).
+    static func batteryThread() throws(StartupError) -> InputLoop {
+        do {
+            return try InputLoop(name: "evflow.battery")
+        } catch {
+            throw StartupError.input("battery thread: \(error)")
+        }
     }
 
     /// This executable's absolute path (`/proc/self/exe`: symbolic links resolved), where

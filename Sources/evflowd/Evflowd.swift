@@ -59,6 +59,9 @@ struct Evflowd: ParsableCommand {
     @Flag(name: .customLong("wait-for-watch"), help: "Start the replay when the first client starts a WATCH, so it sees the first frames (devices appear then too).")
     var waitForWatch = false
 
+    @Option(name: .long, help: ArgumentHelp("Sysfs root for devices' batteries instead of /sys; with --replay or --demo, a replayed device with a uniq gets the battery DIR/class/power_supply/hid-<uniq>-battery.", valueName: "dir"))
+    var sysfs: String?
+
     @Option(name: .long, help: "Noise-filter configuration (YAML, see docs/configuration.md).")
     var config: String?
 
@@ -148,6 +151,7 @@ struct Evflowd: ParsableCommand {
         options.removeAtEnd = removeAtEnd
         options.keysGroups = keysGroups
         options.waitForWatch = waitForWatch
+        options.sysfsRoot = sysfs
         do {
             if checkConfig {
                 let config = try DaemonBuilder.loadConfig(options.configPath)

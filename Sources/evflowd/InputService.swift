@@ -79,6 +79,7 @@ struct InputService: Service {
             notices.dispose()
             outputNotices.dispose()
             await endSensorThread()
+            source.batteryThread?.shutdown()
             throw StartupError.input("input source failed: \(error)")
         }
         if enumeratedInTime {
@@ -102,6 +103,8 @@ struct InputService: Service {
         }
         await finished.opened()
         await endSensorThread()
+        // Its reads were stopped with the sessions; one blocked in a driver is not waited for.
+        source.batteryThread?.shutdown()
         if let error = failure.withLock({ $0 }) {
             throw StartupError.input("input source failed: \(error)")
         }

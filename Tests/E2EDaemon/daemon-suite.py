@@ -3332,6 +3332,127 @@ def case_identical_devices():
           saw=f"listed {both}, states {states}, codes {codes}, after {after}, "
               f"unknown id: {missing.returncode} {missing.stderr}")
 
+# ---------------------------------------------------------------- a HID device's battery (issue #31)
+class UhidBattery:
+    """A HID keyboard made through /dev/uhid (linux/uhid.h, events packed by hand) whose input
+    report (id 1) carries Generic Device Controls / Battery Strength (0x06/0x20, 0–100) first,
+    then keys A and B: hid-input makes `power_supply/hid-<uniq>-battery` beside its
+    `input/inputN` and updates it from each report. A thread answers UHID_GET_REPORT with the
+    current value (hid-input asks when the supply is read before any report: its uevent at
+    registration) and UHID_SET_REPORT with success."""
+    CREATE2, DESTROY, GET_REPORT, GET_REPORT_REPLY, INPUT2, SET_REPORT, SET_REPORT_REPLY = 11, 1, 9, 10, 12, 13, 14
+    EVENT_SIZE = 4 + 4372   # sizeof(struct uhid_event): the type and the largest member (create2)
+    DESCRIPTOR = bytes([
+        0x05, 0x01, 0x09, 0x06, 0xA1, 0x01,        # Generic Desktop / Keyboard, Application
+        0x85, 0x01,                                # Report ID 1
+        0x05, 0x06, 0x09, 0x20,                    # Generic Device Controls / Battery Strength
+        0x15, 0x00, 0x26, 0x64, 0x00,              # logical 0..100
+        0x75, 0x08, 0x95, 0x01, 0x81, 0x02,        # 8 bits, Input (Data, Var, Abs)
+        0x05, 0x07, 0x19, 0x04, 0x29, 0x05,        # Keyboard / a..b
+        0x15, 0x00, 0x25, 0x01, 0x75, 0x01, 0x95, 0x02, 0x81, 0x02,
+        0x75, 0x06, 0x95, 0x01, 0x81, 0x03,        # padding
+        0xC0])
+
+    def __init__(self, name, uniq, percent):
+        import struct
+        import threading
+        self.struct = struct
+        self.percent = percent
+        self.get_reports = 0
+        if not os.path.exists("/dev/uhid"):
+            sh(["modprobe", "uhid"], check=True)
+        self.fd = os.open("/dev/uhid", os.O_RDWR | os.O_CLOEXEC)
+        create = struct.pack("<I128s64s64sHHIIII", self.CREATE2, name.encode(), b"", uniq.encode(),
+                             len(self.DESCRIPTOR), 0x05, 0x1234, 0x5a7e, 1, 0) + self.DESCRIPTOR
+        self.write(create)
+        self.done = False
+        self.thread = threading.Thread(target=self.answer, daemon=True)
+        self.thread.start()
+
+    def write(self, event):
+        os.write(self.fd, event.ljust(self.EVENT_SIZE, b"\0"))
+
+    def answer(self):
+        while not self.done:
+            try:
+                event = os.read(self.fd, self.EVENT_SIZE)
+            except OSError:
+                return
+            if len(event) < 4:
+                continue
+            kind = self.struct.unpack_from("<I", event)[0]
+            if kind == self.GET_REPORT:
+                rid, rnum, _ = self.struct.unpack_from("<IBB", event, 4)
+                self.get_reports += 1
+                data = bytes([rnum, self.percent, 0])
+                self.write(self.struct.pack("<IIHH", self.GET_REPORT_REPLY, rid, 0, len(data)) + data)
+            elif kind == self.SET_REPORT:
+                rid = self.struct.unpack_from("<I", event, 4)[0]
+                self.write(self.struct.pack("<IIH", self.SET_REPORT_REPLY, rid, 0))
+
+    def report(self, percent):
+        """An input report carrying the battery at PERCENT (no key down)."""
+        self.percent = percent
+        data = bytes([1, percent, 0])
+        self.write(self.struct.pack("<IH", self.INPUT2, len(data)) + data)
+
+    def destroy(self):
+        self.done = True
+        self.write(self.struct.pack("<I", self.DESTROY))
+        os.close(self.fd)
+
+
+def supply_of(name):
+    """/sys/class/power_supply/NAME's attributes, for the evidence."""
+    d = f"/sys/class/power_supply/{name}"
+    if not os.path.isdir(d):
+        return f"{d}: absent; power supplies: {sorted(os.listdir('/sys/class/power_supply'))}"
+    out = []
+    for a in ("type", "scope", "capacity", "status"):
+        try:
+            out.append(f"{a}={open(os.path.join(d, a)).read().strip()}")
+        except OSError as e:
+            out.append(f"{a}: {e.strerror}")
+    return f"{os.path.realpath(d)}: " + " ".join(out)
+
+
+def case_hid_battery():
+    """Issue #31: a HID keyboard's own battery (docs/batteries.md). A uhid device whose input
+    report carries Battery Strength: once a report says 87, `evflowctl devices` shows the
+    battery with percent 87 and supply hid-<uniq>-battery (found from the input device's sysfs
+    directory, read on udev's power_supply change); a report of 60 then gives a watcher of the
+    device exactly one BATTERY, with 60."""
+    ensure_active()
+    name, uniq = "evflow e2e hid battery keyboard", "aa:bb:cc:dd:ee:31"
+    supply = f"hid-{uniq}-battery"
+    dev = UhidBattery(name, uniq, 50)
+    try:
+        did = device_id(name)
+        dev.report(87)
+
+        def battery():
+            for d in ctl_json("devices")["devices"]:
+                if d["id"] == did and d.get("battery", {}).get("percent") == 87:
+                    return d["battery"]
+            return None
+        first = soon("the battery at 87 in DEVICES", battery, timeout=30)
+        _, out, _ = watcher("--device", did)
+        dev.report(60)
+        changed = soon("a BATTERY message", lambda: lines(out, "BATTERY"), timeout=30)
+        time.sleep(2)   # a second BATTERY, if one came, by now
+        messages = lines(out, "BATTERY")
+        ok = (first is not None and first.get("supply") == supply and first.get("status") in ("discharging", "unknown")
+              and changed is not None and len(messages) == 1 and messages[0]["device"] == did
+              and messages[0]["battery"].get("percent") == 60 and messages[0]["battery"].get("supply") == supply)
+        check("hid-battery", ok,
+              f"devices showed {first}; a report of 60 gave {len(messages)} BATTERY: "
+              f"{[m['battery'] for m in messages]}; GET_REPORTs answered: {dev.get_reports}",
+              saw=f"devices: {ctl('devices').stdout}\nBATTERY: {messages}\nsysfs: {supply_of(supply)}\n"
+                  f"watch output:\n{open(out).read()[-2000:]}")
+    finally:
+        dev.destroy()
+
+
 # ---------------------------------------------------------------- the package (issue #32)
 # Last in the suite: they upgrade, remove and purge the package every other case used.
 DEB_CONF = "/etc/evflow/evflow.yaml"
@@ -3505,6 +3626,7 @@ CASES = {"activation": case_activation, "bounce": case_bounce, "stop": case_stop
          "bouncekeys": case_bouncekeys,
          "slowkeys": case_slowkeys,
          "idle": case_idle,
+         "hid-battery": case_hid_battery,
          # last: they upgrade, remove and purge the package (deb-install is the suite's first step)
          "deb-virtual-reload": case_deb_virtual_reload, "deb-upgrade": None,
          "deb-remove": case_deb_remove, "deb-purge": case_deb_purge}

@@ -41,6 +41,7 @@ struct HostileTextRenderingTests {
                                 uniq: s, devnode: s, classes: [.keyboard, .mouse], properties: [s: s],
                                 capabilities: Synthetic.info.capabilities, id: id)
         device.output = DeviceOutputStatus(mode: .virtual, reason: s)
+        device.battery = DeviceBattery(percent: 50, status: .discharging, supply: s)
         var grabbed = device
         grabbed.output = DeviceOutputStatus(mode: .virtual, virtualNode: s, grab: .grabbed)
         let sensor = SensorInfo(id: id, name: s, sysname: s, devnode: s, properties: [s: s],
@@ -94,6 +95,7 @@ struct HostileTextRenderingTests {
             .sample(SampleMessage(device: id, time: 1, stream: .filtered, values: [s: 1, s + "2": 2], orientation: s)),
             .frame(FrameMessage(device: id, stream: .filtered, frame: frame)),
             .device(.added(device)), .device(.removed(device)), .device(.inaccessible(device, reason: s)),
+            .battery(BatteryMessage(device: id, battery: DeviceBattery(level: .low, status: .charging, supply: s))),
         ]
         for m in stream {
             out.append(("watch \(m.messageClass)", "\(Render.streamLine(m, sensors: [:]))"))

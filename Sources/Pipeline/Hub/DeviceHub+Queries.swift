@@ -37,6 +37,11 @@ extension DeviceHub {
         return (try? session.settings.value())?.gestures.described
     }
 
+    /// A present device's battery as last read (DEVICES, STATE; nil: none; docs/batteries.md).
+    public func battery(of id: DeviceID) -> DeviceBattery? {
+        registry[id]?.currentBattery.withLock { $0 }
+    }
+
     /// A present device's twin counters (STATS).
     public func outputCounters(of id: DeviceID) -> DeviceOutputCounters? {
         registry[id]?.output.counters

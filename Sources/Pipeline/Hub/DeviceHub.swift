@@ -207,6 +207,11 @@ public final class DeviceHub: @unchecked Sendable {
                 }))
             // After the subscription, which delivered the keys down at open: the grab waits for them.
             if !session.closed { output.apply(mode: config.outputMode(for: info), panicked: panicked) }
+            // The battery's readings come from their own queue (a read can block for seconds).
+            if !session.closed, let batteries = stream.batteries {
+                session.batteryReadings.setDisposable(batteries.observeOn(scheduler)
+                    .subscribe(onNext: { [weak session] reading in session?.setBattery(reading) }))
+            }
             return Disposables.create { [weak self] in self?.close(session) }
         }
     }
@@ -249,6 +254,7 @@ public final class DeviceHub: @unchecked Sendable {
         // Twin released and destroyed, device ungrabbed, while its fd is still open.
         session.output.close()
         session.frames.dispose()
+        session.batteryReadings.dispose()
         registry.remove(session, as: session.info.id)
         store.remove(session.slot)
         let ages = session.latency.snapshot
@@ -257,6 +263,7 @@ public final class DeviceHub: @unchecked Sendable {
         session.raw.onCompleted()
         session.filtered.onCompleted()
         session.settings.onCompleted()
+        session.battery.onCompleted()
         deviceCountSubject.onNext(store.count)
     }
 

@@ -28,6 +28,14 @@ extension DeviceHub {
         let spuriousCodes = PosixLocked<[UInt16]>([])
         /// The twin and the grab (`output: virtual`).
         let output: SessionOutput
+        /// The device's battery (docs/batteries.md): its current reading (nil: none) and each
+        /// change, sent on the scheduler by `setBattery`; completes when the session closes.
+        let battery = BehaviorSubject<DeviceBattery?>(value: nil)
+        /// The same reading for readers on other threads (DEVICES, a watcher's snapshot),
+        /// without waiting on the subject's gate.
+        let currentBattery = PosixLocked<DeviceBattery?>(nil)
+        /// The subscription to the source's readings.
+        let batteryReadings = SingleAssignmentDisposable()
         var closed = false
 
         init(info: DeviceInfo, slot: StateStore.Slot, settings: DeviceFilterSettings, output: SessionOutput,
@@ -45,10 +53,20 @@ extension DeviceHub {
             }.share()
         }
 
-        /// The device's frames for a watcher: filtered, or `raw` as read.
+        /// The device's frames for a watcher: filtered, or `raw` as read; its `info` carries the
+        /// battery as it is now, and `batteries` starts with the reading then current.
         func stream(raw: Bool) -> DeviceStream {
-            DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable(),
-                         gestures: gestures)
+            var info = info
+            info.battery = currentBattery.withLock { $0 }
+            return DeviceStream(info: info, frames: raw ? self.raw.asObservable() : filtered.asObservable(),
+                                gestures: gestures, batteries: battery.asObservable())
+        }
+
+        /// A new reading from the source; on the scheduler. Only a change is passed on.
+        func setBattery(_ reading: DeviceBattery?) {
+            guard !closed, reading != currentBattery.withLock({ $0 }) else { return }
+            currentBattery.withLock { $0 = reading }
+            battery.onNext(reading)
         }
     }
 }

@@ -188,6 +188,10 @@ final class WatchEncoder: @unchecked Sendable {
             writer.reset()
             writer.appendGesture(device: id, gesture, keys: frames.shape.keys)
             queued = client.enqueue(writer.bytes, generation: generation, frameTime: gesture.time)
+        case .battery(let id, let battery):
+            writer.reset()
+            writer.appendBattery(device: id, battery)
+            queued = client.enqueue(writer.bytes, generation: generation)
         case .sample(let sensor, let stream, let sample, let orientation):
             writer.reset()
             writer.appendSample(sensor, stream: stream, sample: sample, orientation: orientation)

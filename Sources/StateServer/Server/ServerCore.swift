@@ -207,11 +207,12 @@ final class ServerCore: @unchecked Sendable {
         return report
     }
 
-    /// `device` with its `output` (DEVICES, STATE; protocol 1.3).
+    /// `device` with its `output` (DEVICES, STATE; protocol 1.3), `gestures` (1.5) and `battery` (1.8).
     func withOutput(_ device: DeviceInfo) -> DeviceInfo {
         var device = device
         device.output = hub.outputStatus(of: device.id)
         device.gestures = hub.gestures(of: device.id)
+        device.battery = hub.battery(of: device.id)
         return device
     }
 

@@ -16,6 +16,8 @@ enum WatchItem: Sendable {
     case sensorNotice(SensorChange)
     /// A gesture of a key of a device (the `gestures` stream, 1.5).
     case gesture(DeviceID, GestureEvent)
+    /// A device's battery changed (1.8).
+    case battery(DeviceID, DeviceBattery)
 }
 
 /// Builds a client's `WATCH` stream from the hub's device streams with the core's operators.
@@ -56,7 +58,18 @@ enum WatchStream {
             let items = watch.stream == .gestures
                 ? stream.gestures.filter { selection.matches(type: EventType.key, code: $0.code) }.map { WatchItem.gesture(info.id, $0) }
                 : stream.frames.compactMap { select(selection, in: $0) }.map { WatchItem.frame(info.id, $0) }
-            let frames = items.concat(.just(.notice(.removed(info))))
+            // Its battery's changes after the reading `info` carries (the one announced, or the
+            // one when the watch started): the session's subject starts with the reading now,
+            // which is dropped when it is that one, so no change is lost or sent twice.
+            let batteries = Observable<WatchItem>.deferred {
+                let last = LastBattery(info.battery)
+                return (stream.batteries ?? .empty()).compactMap { reading -> WatchItem? in
+                    guard let reading, last.take(reading) else { return nil }
+                    return .battery(info.id, reading)
+                }
+            }
+            // Both end when the device goes (the session completes its subject with its frames).
+            let frames = Observable.merge([items, batteries]).concat(.just(.notice(.removed(info))))
             return announce ? frames.startWith(.notice(.added(info))) : frames
         }
         var items = hub.streams(raw: raw).flatMap { update -> Observable<WatchItem> in
@@ -78,7 +91,7 @@ enum WatchStream {
             items = items.filter { item in
                 let admitted: Bool
                 switch item {
-                case .notice, .sensorNotice, .gesture: return true   // never limited (a gesture is a key's)
+                case .notice, .sensorNotice, .gesture, .battery: return true   // never limited (a gesture is a key's)
                 case .frame(_, let frame): admitted = limiter.admit(frame)
                 case .sample(_, _, let sample, _): admitted = limiter.admit(time: sample.time)
                 }
@@ -170,5 +183,21 @@ final class RateLimiterBox: @unchecked Sendable {
     func admit(_ frame: InputFrame) -> Bool {
         let essential = frame.events.contains { $0.type == EventType.key || $0.type == EventType.sw }
         return limiter.admit(time: frame.time, essential: essential)
+    }
+}
+
+/// The battery reading a watcher last had for one device; a reading is passed on only when it
+/// differs (`DeviceBattery.readingDiffers`: percent, level or status, or another supply).
+/// Called serially by one watcher's subscription.
+final class LastBattery: @unchecked Sendable {
+    private var last: DeviceBattery?
+
+    init(_ last: DeviceBattery?) { self.last = last }
+
+    /// Whether `reading` is news to the watcher; it becomes the last one if so.
+    func take(_ reading: DeviceBattery) -> Bool {
+        if let last, !last.readingDiffers(from: reading), last.supply == reading.supply { return false }
+        last = reading
+        return true
     }
 }
