@@ -35,4 +35,6 @@ public enum MessageClass: String, CaseIterable, Hashable, Sendable {
     case sensor = "SENSOR"
     /// One gesture of a key of a watched device (1.5).
     case gesture = "GESTURE"
+    /// A watched device's battery changed (1.8).
+    case battery = "BATTERY"
 }

@@ -26,6 +26,8 @@ struct MessageDecoder {
             return .sensor(try sensorNotice(o))
         case "GESTURE":
             return .gesture(try gesture(o))
+        case "BATTERY":
+            return .battery(try batteryMessage(o))
         case "STATS":
             return .stats(try stats(o), tag: try tag(o))
         case "WATCH":
@@ -93,6 +95,7 @@ struct MessageDecoder {
                               classes: classes, id: DeviceID(rawValue: try o.string("id")))
         if let v = o.object["output"] { info.output = try output(v) }
         if let v = o.value("gestures") { info.gestures = try gestures(v) }
+        if let v = o.value("battery") { info.battery = try battery(v) }
         guard detail else { return info }
         for (typeKey, codes) in try o.optionalObject("capabilities") ?? [:] {
             let type = try typeNumber(typeKey)

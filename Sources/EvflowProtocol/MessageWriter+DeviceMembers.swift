@@ -56,6 +56,7 @@ extension MessageWriter {
         json.endArray()
         if let o = d.output { writeOutput(o) }
         if let g = d.gestures { writeGestures(g) }
+        if let b = d.battery { writeBattery(b) }
         if detail {
             json.key("capabilities")
             json.beginObject()

@@ -3,7 +3,7 @@ public enum ProtocolConstants {
     /// Major protocol version: changes when a change could break a client.
     public static let protoMajor = 1
     /// Minor protocol version: changes when members or classes are added.
-    public static let protoMinor = 7
+    public static let protoMinor = 8
     /// Longest request line in bytes, not counting `\n` (or `\r\n`).
     public static let maxRequestLineLength = 4096
     /// A client that has sent no request line this long after connecting is closed (`idle`); default.

@@ -50,6 +50,8 @@ public enum ServerMessage: Hashable, Sendable {
     case sensor(SensorChange)
     /// `GESTURE`: one gesture of a key (1.5).
     case gesture(GestureMessage)
+    /// `BATTERY`: a device's battery changed (1.8).
+    case battery(BatteryMessage)
     /// A class this client does not know (a later minor version's).
     case other(class: String)
 
@@ -73,6 +75,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .sample: return .sample
         case .sensor: return .sensor
         case .gesture: return .gesture
+        case .battery: return .battery
         case .other: return nil
         }
     }

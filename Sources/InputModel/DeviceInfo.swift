@@ -87,6 +87,9 @@ public struct DeviceInfo: Hashable, Sendable, Codable {
     /// The gestures evflowd computes for the device's keys (`gestures`, protocol 1.5; docs/gestures.md),
     /// as DEVICES and STATE report them; nil in a source's description and for a device without any.
     public var gestures: DeviceGestures? = nil
+    /// The device's own battery (`battery`, protocol 1.8; docs/protocol.md, "Batteries"), as
+    /// DEVICES and STATE report it; nil in a source's description and for a device without one.
+    public var battery: DeviceBattery? = nil
 
     /// Creates a description; `id` defaults to the stable id derived from the identity fields.
     public init(name: String, inputID: InputID, phys: String? = nil, uniq: String? = nil,

@@ -143,7 +143,7 @@ import Glibc
     @Test func theGreetingsKeysDecodesAndAnOlderServersGreetingHasNone() throws {
         var w = MessageWriter()
         w.appendVersion(release: "r", keys: .hidden)
-        #expect(try ServerMessage.decode(w.bytes.dropLast()) == .version(release: "r", protoMajor: 1, protoMinor: 7, keys: .hidden))
+        #expect(try ServerMessage.decode(w.bytes.dropLast()) == .version(release: "r", protoMajor: 1, protoMinor: 8, keys: .hidden))
         let old = Array(#"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":1}"#.utf8)
         #expect(try ServerMessage.decode(old[...]) == .version(release: "0.1.0", protoMajor: 1, protoMinor: 1, keys: nil))
     }
@@ -176,7 +176,7 @@ import Glibc
             #expect(try hidden2.read()["keys"] as? String == "hidden")
             let hello = try member.read()
             #expect(hello["keys"] as? String == "visible")
-            #expect(hello["proto_minor"] as? Int == 7)
+            #expect(hello["proto_minor"] as? Int == 8)
 
             // Selecting one key is refused; the watch in force stays.
             _ = try hidden.request(#"{"class":"WATCH","types":["EV_KEY"]}"#)

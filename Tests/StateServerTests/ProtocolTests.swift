@@ -356,7 +356,7 @@ private let mouse = DeviceInfo(
     @Test func version() throws {
         var w = MessageWriter(names: testNames)
         w.appendVersion(release: "0.1.0", keys: .visible)
-        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":7,"keys":"visible"}"# + "\n")
+        #expect(text(w.bytes) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":8,"keys":"visible"}"# + "\n")
     }
 
     @Test func frameExactBytes() {

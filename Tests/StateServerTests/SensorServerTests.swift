@@ -103,7 +103,7 @@ struct SensorServerTests {
         let (server, path) = try await startServer(hub: sensors.hub)
         do {
             let c = try TestClient(path: path)
-            #expect(try c.read()["proto_minor"] as? Int == 7)
+            #expect(try c.read()["proto_minor"] as? Int == 8)
 
             let list = try c.request(#"{"class":"DEVICES"}"#)
             let entries = try #require(list["sensors"] as? [[String: Any]])

@@ -191,6 +191,7 @@ private func documentedServerClasses() throws -> Set<String> {
         w.appendDeviceNotice(.added(info))
         w.appendGesture(device: info.id, GestureEvent(time: 0, code: 30, gesture: .double, count: 2))
         w.appendAccessibility(AccessibilityReport(device: info.id, bounceKeys: 0, slowKeys: 0, live: [], keys: false))
+        w.appendBattery(device: info.id, DeviceBattery(percent: 50, status: .discharging, supply: "hid-x-battery"))
         let written = try decodeAll(w.bytes).map(\.messageClass)
         #expect(!written.contains("other"))
         #expect(Set(written) == (try documentedServerClasses()))
