@@ -58,10 +58,13 @@ public final class BridgeCore: @unchecked Sendable {
         var described: [UInt8]?
         var discoveryTopics: [String] = []
         var state: [UInt8]?
+        /// The battery document last published (BatteryPublishing.swift); nil: none.
+        var battery: [UInt8]?
         var gate: MinIntervalGate
         var timer: Disposable?
     }
-    private var devices: [DeviceID: Device] = [:]
+    /// The described devices (module-internal for BatteryPublishing.swift).
+    var devices: [DeviceID: Device] = [:]
     /// The sensors (BridgeCore+Sensors.swift).
     var sensors: [DeviceID: Sensor] = [:]
     var daemon: DaemonRequester?
@@ -145,6 +148,8 @@ public final class BridgeCore: @unchecked Sendable {
             sampleArrived(sample)
         case .sensor(let change):
             sensorChanged(change)
+        case .battery(let b):
+            batteryArrived(b)
         case .error(let e):
             if e.requestClass != "STATE" { log("evflowd: \(e.message)") }   // STATE: the device went away meanwhile
         default:
@@ -188,24 +193,36 @@ public final class BridgeCore: @unchecked Sendable {
         if devices[id] == nil {
             devices[id] = Device(info: r.device, gate: MinIntervalGate(interval: settings.stateInterval.nanoseconds))
         }
+        let oldBattery = devices[id]!.info.battery.map(Discovery.BatteryKind.init)
         devices[id]!.info = r.device
         let layout = settings.layout
         let description = Documents.description(r.device, hostname: layout.hostname).bytes
         if devices[id]!.described != description {
             devices[id]!.described = description
             publish(OutMessage(topic: layout.description(id.rawValue), payload: description, kind: .retained, qos: settings.stateQoS))
-            let entities = settings.discovery?.entities(for: r.device, layout: layout, visibility: keys) ?? []
-            let topics = entities.map { layout.discovery(component: $0.component, object: $0.objectID) }
-            for old in devices[id]!.discoveryTopics where !topics.contains(old) { publish(clear(old)) }
-            devices[id]!.discoveryTopics = topics
-            for (e, topic) in zip(entities, topics) {
-                publish(OutMessage(topic: topic, payload: e.config.bytes, kind: .retained, qos: settings.stateQoS))
-            }
+            publishDiscovery(id)
+        } else if r.device.battery.map(Discovery.BatteryKind.init) != oldBattery {
+            publishDiscovery(id)   // a battery found, gone, or now a level instead of a percentage
         }
+        publishBattery(id)
         let state = Documents.state(r).bytes
         if devices[id]!.state != state {
             devices[id]!.state = state
             publish(OutMessage(topic: layout.state(id.rawValue), payload: state, kind: .retained, qos: settings.stateQoS))
+        }
+    }
+
+    /// Publishes the device's discovery configs as its `info` makes them, clearing those it
+    /// no longer has.
+    func publishDiscovery(_ id: DeviceID) {
+        guard let d = devices[id] else { return }
+        let layout = settings.layout
+        let entities = settings.discovery?.entities(for: d.info, layout: layout, visibility: keys) ?? []
+        let topics = entities.map { layout.discovery(component: $0.component, object: $0.objectID) }
+        for old in d.discoveryTopics where !topics.contains(old) { publish(clear(old)) }
+        devices[id]!.discoveryTopics = topics
+        for (e, topic) in zip(entities, topics) {
+            publish(OutMessage(topic: topic, payload: e.config.bytes, kind: .retained, qos: settings.stateQoS))
         }
     }
 
@@ -216,6 +233,7 @@ public final class BridgeCore: @unchecked Sendable {
         // message reaching them before their config is gone made it log a template error for
         // every entity of the device (seen by scripts/check-home-assistant).
         for t in d.discoveryTopics { publish(clear(t)) }
+        if d.battery != nil { publish(clear(settings.layout.battery(id.rawValue))) }
         publish(clear(settings.layout.state(id.rawValue)))
         publish(clear(settings.layout.description(id.rawValue)))
     }
@@ -276,6 +294,9 @@ public final class BridgeCore: @unchecked Sendable {
             }
             if let s = d.state {
                 send(OutMessage(topic: layout.state(id.rawValue), payload: s, kind: .retained, qos: settings.stateQoS))
+            }
+            if let b = d.battery {
+                send(OutMessage(topic: layout.battery(id.rawValue), payload: b, kind: .retained, qos: settings.stateQoS))
             }
             if let discovery = settings.discovery {
                 for e in discovery.entities(for: d.info, layout: layout, visibility: keys) {

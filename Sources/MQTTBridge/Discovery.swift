@@ -12,7 +12,9 @@ import InputModel
 ///   become `sensor`s with `state_class` `total_increasing`;
 /// - the gestures of its keys become device triggers and an `event` entity (`GestureTriggers`);
 /// - each key with gestures gets a wear `sensor` (with the counters): the chatter filter's
-///   drops of that key, `entity_category` diagnostic, so a switch wearing out shows up.
+///   drops of that key, `entity_category` diagnostic, so a switch wearing out shows up;
+/// - a device with a battery (protocol 1.8) gets a battery `sensor` reading its battery
+///   document (`batteryEntity`, BatteryPublishing.swift).
 ///
 /// Entities are available only while both the bridge and evflowd are (`availability_mode` all).
 public struct Discovery: Sendable {
@@ -53,13 +55,14 @@ public struct Discovery: Sendable {
                                      .object([("topic", .string(layout.daemonAvailability))])])),
             ("availability_mode", .string("all")),
         ]
-        func entity(_ component: String, _ suffix: String, name: String, extra: [(String, JSON)]) -> Entity {
+        func entity(_ component: String, _ suffix: String, name: String, stateTopic: String? = nil,
+                    extra: [(String, JSON)]) -> Entity {
             let object = "\(dev)_\(TopicLayout.objectID(suffix))"
             var m: [(String, JSON)] = [
                 ("name", .string(name)),
                 ("unique_id", .string("\(base)_\(TopicLayout.objectID(suffix))")),
                 ("object_id", .string("evflow_\(host)_\(object)")),
-                ("state_topic", .string(layout.state(d.id.rawValue))),
+                ("state_topic", .string(stateTopic ?? layout.state(d.id.rawValue))),
             ]
             m += extra
             m += availability
@@ -115,6 +118,10 @@ public struct Discovery: Sendable {
                     ("icon", .string("mdi:gesture-tap-button")),
                 ]))
             }
+        }
+        if let battery = d.battery {
+            let (suffix, name, extra) = Self.batteryEntity(battery, topic: layout.battery(d.id.rawValue))
+            out.append(entity("sensor", suffix, name: name, stateTopic: layout.battery(d.id.rawValue), extra: extra))
         }
         out += gestureEntities(for: d, layout: layout, keys: visibility, naming: naming, deviceBlock: deviceBlock,
                                availability: availability, base: base, host: host)

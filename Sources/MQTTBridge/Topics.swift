@@ -81,6 +81,8 @@ public struct TopicLayout: Hashable, Sendable {
     public func description(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/description" }
     /// A device's retained state document.
     public func state(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/state" }
+    /// A device's retained battery document (protocol 1.8; docs/mqtt.md, "Battery").
+    public func battery(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/battery" }
     /// A device's event stream (one message per frame).
     public func events(_ device: String) -> String { prefix + "/devices/" + TopicLayout.segment(device) + "/events" }
     /// One event code's stream (one message per event).

@@ -69,6 +69,11 @@ public enum LibinputRecordReader {
         return nil
     }
 
+    /// A udev property's value without the double quotes udev puts around `UNIQ` and `PHYS`.
+    static func unquoted(_ s: String) -> String {
+        s.count >= 2 && s.hasPrefix("\"") && s.hasSuffix("\"") ? String(s.dropFirst().dropLast()) : s
+    }
+
     /// The YAML error at its line: libyaml's problem and context, or the duplicated keys.
     static func yamlError(_ error: YAMLError, file: String) -> RecordingError {
         if !error.duplicateKeys.isEmpty {
@@ -235,10 +240,15 @@ public enum LibinputRecordReader {
                 classes = DeviceClassifier.classes(capabilities: capabilities, inputProperties: inputProperties,
                                                    bustype: UInt16(id[0]))
             }
+            // `UNIQ` (udev's name for the input device's `uniq`, a Bluetooth device's address)
+            // gives a replayed device the identity, and with `evflowd --sysfs` the battery, of
+            // the device it stands for. libinput record does not keep it: hand-written.
+            let uniq = udevProperties["UNIQ"].map(LibinputRecordReader.unquoted).flatMap { $0.isEmpty ? nil : $0 }
             let info = DeviceInfo(
                 name: name,
                 inputID: InputID(bustype: UInt16(id[0]), vendor: UInt16(id[1]), product: UInt16(id[2]),
                                  version: UInt16(id[3])),
+                uniq: uniq,
                 classes: classes, properties: udevProperties, capabilities: capabilities,
                 absInfo: absInfo, inputProperties: inputProperties)
 

@@ -4,7 +4,8 @@ Run by scripts/check-home-assistant with the Python of a virtual environment whe
 Assistant core is installed from PyPI (aiohttp comes with it). Everything runs on 127.0.0.1 on
 free ports, in a temporary directory:
 
-  mosquitto ◄── evflow-mqtt --ha-discovery ◄── evflowd --replay (a macro pad, a lid switch)
+  mosquitto ◄── evflow-mqtt --ha-discovery ◄── evflowd --replay (macro pads, a lid switch, a knob)
+      ▲                                              --sysfs (the pads' battery)
       ▲
       └── Home Assistant (onboarded through its API, its MQTT integration added through the
           same config flow a person clicks through)
@@ -32,6 +33,55 @@ HOST = "checkhost"
 PAD = "Tests/Fixtures/handmade/ha-macro-pad.evemu"
 LID = "Tests/Fixtures/handmade/lid-switch-slow.evemu"
 KNOB = "Tests/Fixtures/handmade/ha-knob.evemu"
+# The pads are Bluetooth devices with a battery: the pad's recording gets this address (a
+# recording has none) and evflowd's --sysfs tree the battery hid-input names after it.
+PAD_UNIQ = "a4:c1:38:0e:7d:31"
+BATTERY = 73
+
+
+def pad_with_address(path):
+    """The pad's evemu recording as a libinput record file of the same device and events, with
+    a `UNIQ` udev property (docs/formats/libinput-record.md): evemu has no line for it."""
+    name, ids, bits, events = None, None, {}, []
+    with open(PAD) as f:
+        for line in f:
+            kind, _, rest = line.partition(": ")
+            fields = rest.split()
+            if kind == "N":
+                name = rest.strip()
+            elif kind == "I":
+                ids = [int(x, 16) for x in fields]
+            elif kind == "B":
+                bits.setdefault(int(fields[0], 16), []).extend(int(b, 16) for b in fields[1:])
+            elif kind == "E":
+                sec, usec = fields[0].split(".")
+                events.append([int(sec), int(usec), int(fields[1], 16), int(fields[2], 16), int(fields[3])])
+    codes = {t: [i * 8 + b for i, byte in enumerate(v) for b in range(8) if byte >> b & 1] for t, v in bits.items()}
+    frames, frame = [], []
+    for e in events:
+        frame.append(e)
+        if e[2] == 0 and e[3] == 0:
+            frames.append(frame)
+            frame = []
+    with open(path, "w") as f:
+        f.write(f"# {PAD} with UNIQ (written by check_home_assistant.py)\nversion: 1\nndevices: 1\ndevices:\n")
+        f.write(f"- evdev:\n    name: {json.dumps(name)}\n    id: {json.dumps(ids)}\n    codes:\n")
+        for t in sorted(codes):
+            if codes[t]:
+                f.write(f"      {t}: {json.dumps(codes[t])}\n")
+        f.write(f"  udev:\n    properties:\n    - UNIQ={PAD_UNIQ}\n  events:\n")
+        for fr in frames + ([frame] if frame else []):
+            f.write("  - evdev:\n" + "".join(f"    - {json.dumps(e)}\n" for e in fr))
+    return path
+
+
+def write_battery(sysfs, capacity, status):
+    """The pads' battery as hid-input shows it in sysfs (evflowd --sysfs reads this tree)."""
+    supply = os.path.join(sysfs, "class", "power_supply", f"hid-{PAD_UNIQ}-battery")
+    os.makedirs(supply, exist_ok=True)
+    for attribute, value in (("type", "Battery"), ("scope", "Device"), ("capacity", str(capacity)), ("status", status)):
+        with open(os.path.join(supply, attribute), "w") as f:
+            f.write(value + "\n")
 
 
 def free_port():
@@ -239,9 +289,12 @@ counter:
             # in a replay, so a rule turns them on, as a user's would).
             f.write('version: 1\ndevices:\n  - match: { name: "Test Macro Pad" }\n    gestures: on\n')
         sock = os.path.join(run.dir, "evflowd.sock")
+        pad_file = pad_with_address(os.path.join(run.dir, "ha-macro-pad.yml"))
+        sysfs = os.path.join(run.dir, "sys")
+        write_battery(sysfs, BATTERY, "Discharging")
         t0 = time.monotonic()
-        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", PAD, PAD, LID, KNOB, "--loop",
-                                  "--config", evflow_config, "--socket", sock])
+        run.start("evflowd", [os.path.join(args.bin, "evflowd"), "--replay", pad_file, pad_file, LID, KNOB, "--loop",
+                                  "--config", evflow_config, "--socket", sock, "--sysfs", sysfs])
         async def listening():
             return True if os.path.exists(sock) else None
         await wait_for("evflowd's socket", listening, 20)
@@ -269,10 +322,30 @@ counter:
         pad_entities, lid_entities = await ha.entities_of(pad["id"]), await ha.entities_of(lid["id"])
         button = [e for e in pad_entities if e.startswith("binary_sensor.") and e.endswith("_btn_0")]
         lid_sensor = [e for e in lid_entities if e.startswith("binary_sensor.") and e.endswith("_sw_lid")]
-        counters = sorted(e.rsplit("_", 2)[-2] + "_" + e.rsplit("_", 2)[-1] for e in pad_entities if e.startswith("sensor."))
+        counters = sorted(e.rsplit("_", 2)[-2] + "_" + e.rsplit("_", 2)[-1] for e in pad_entities
+                          if e.startswith("sensor.") and not e.endswith("_battery"))
         if len(button) != 1 or len(lid_sensor) != 1:
             raise Failure(f"entities: pad {sorted(pad_entities)}, lid {sorted(lid_entities)}")
         ok(f"entity registry: {button[0]} (--ha-key BTN_0), {lid_sensor[0]}, the pad's counter sensors {counters}")
+
+        # The pad's battery (item 2): a diagnostic battery sensor on the pad's own device, its
+        # state the capacity in the --sysfs tree, the supply's status as an attribute.
+        async def pad_battery():
+            entities = await ha.entities_of(pad["id"])
+            battery = [e for e in entities if e.startswith("sensor.") and e.endswith("_battery")]
+            if len(battery) != 1:
+                return None
+            state = await ha.rest("GET", f"/api/states/{battery[0]}")
+            return (battery[0], entities[battery[0]], state) if state["state"] == str(BATTERY) else None
+        battery_entity, battery_entry, battery_state = await wait_for(
+            f"the pad's battery sensor reading {BATTERY}", pad_battery, 15)
+        attributes = battery_state["attributes"]
+        if (attributes.get("device_class"), attributes.get("unit_of_measurement"), attributes.get("state_class"),
+                battery_entry.get("entity_category"), attributes.get("status")) != ("battery", "%", "measurement", "diagnostic", "discharging"):
+            raise Failure(f"{battery_entity}: {battery_state}, entity_category {battery_entry.get('entity_category')}")
+        ok(f"{battery_entity}: {BATTERY} % on the pad's device (device_class battery, diagnostic, status discharging)")
+        # A new reading, seen at the latest when the replay's loop adds the pad again.
+        write_battery(sysfs, 41, "Charging")
 
         # Device triggers, one per button and gesture, listed before any press (the pads' first
         # press is at 15 s), and the pad's event entity.
@@ -408,6 +481,13 @@ counter:
         if after != before:
             raise Failure(f"device registry ids changed across a removal and re-add: {before} → {after}")
         ok("after the replay's loop removed and re-added every device: the same four device registry entries")
+        async def battery_changed():
+            state = await ha.rest("GET", f"/api/states/{battery_entity}")
+            return state if state["state"] == "41" and state["attributes"].get("status") == "charging" else None
+        await wait_for(f"{battery_entity} at the sysfs tree's new reading (41, charging)", battery_changed, 30)
+        if battery_entity not in await ha.entities_of(pad["id"]):
+            raise Failure(f"{battery_entity} is no longer on the pad's device after the loop")
+        ok(f"{battery_entity}: 41 %, status charging, after the battery changed: the same entity on the same device")
 
         # The second pass's double press (15.33 s into it) reaches the same automation through
         # the re-published trigger: once more, and no single or other press counts.

@@ -53,3 +53,25 @@ struct LibinputRecordReaderTests {
         #expect(try Recording.read(contentsOf: url) == LibinputRecordReader.read(contentsOf: url))
     }
 }
+
+/// A hand-written `UNIQ` udev property is the device's `uniq` (a Bluetooth address), in its id
+/// as for a live device: what `evflowd --sysfs` finds a replayed device's battery by
+/// (scripts/check-home-assistant's macro pad).
+@Suite(.ownLiveResources) struct LibinputRecordUniqTests {
+    func device(_ property: String?) throws -> DeviceInfo {
+        let udev = property.map { "  udev:\n    properties:\n    - ID_INPUT=1\n    - \($0)\n" } ?? ""
+        let text = "version: 1\ndevices:\n- evdev:\n    name: \"BT Pad\"\n    id: [5, 4660, 43981, 1]\n    codes:\n      1: [256]\n"
+            + udev + "  events:\n  - evdev:\n    - [0, 0, 0, 0, 0]\n"
+        return try LibinputRecordReader.parse(Array(text.utf8), file: "t.yml").devices[0].info
+    }
+
+    @Test func theUNIQPropertyIsTheUniqQuotedOrNot() throws {
+        let plain = try device("UNIQ=aa:bb:cc:dd:ee:ff"), quoted = try device("UNIQ=\"aa:bb:cc:dd:ee:ff\"")
+        #expect(plain.uniq == "aa:bb:cc:dd:ee:ff" && quoted.uniq == "aa:bb:cc:dd:ee:ff")
+        #expect(plain.id == DeviceID(name: "BT Pad", inputID: InputID(bustype: 5, vendor: 4660, product: 43981, version: 1),
+                                     phys: nil, uniq: "aa:bb:cc:dd:ee:ff"))
+        #expect(try device(nil).uniq == nil)
+        #expect(try device("UNIQ=").uniq == nil)
+        #expect(try device(nil).id != plain.id)
+    }
+}
