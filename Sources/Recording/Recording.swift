@@ -310,6 +310,45 @@ struct FrameTable {
         incompleteEvents = incomplete
     }
 
+    /// The frames of `tables` one after the other in one table: table `t`'s frame `i` is frame
+    /// `firstFrames[t] + i` here.
+    /// Written straight into storage made at its size: `append(contentsOf:)` (with a mapped
+    /// sequence for the ends) cost 2.5 M instructions on R1's input, what the join saves.
+    init(joining tables: [FrameTable]) {
+        events = Array(unsafeUninitializedCapacity: tables.reduce(0) { $0 + $1.events.count }) { buffer, count in
+            for table in tables {
+                table.events.withUnsafeBufferPointer { source in
+                    guard let from = source.baseAddress else { return }
+                    (buffer.baseAddress! + count).initialize(from: from, count: source.count)
+                    count += source.count
+                }
+            }
+        }
+        ends = Array(unsafeUninitializedCapacity: tables.reduce(0) { $0 + $1.ends.count }) { buffer, count in
+            var offset = 0
+            for table in tables {
+                for end in table.ends {
+                    (buffer.baseAddress! + count).initialize(to: (end.time, end.end + offset))
+                    count += 1
+                }
+                offset += table.events.count
+            }
+        }
+        incompleteEvents = tables.reduce(0) { $0 + $1.incompleteEvents }
+    }
+
+    /// Where each of `tables`' frames start in `FrameTable(joining: tables)`.
+    static func firstFrames(_ tables: [FrameTable]) -> [Int] {
+        var first: [Int] = []
+        first.reserveCapacity(tables.count)
+        var n = 0
+        for table in tables {
+            first.append(n)
+            n += table.ends.count
+        }
+        return first
+    }
+
     /// Adds a frame.
     mutating func append(time: Int64, events frame: [InputEvent]) {
         events.append(contentsOf: frame)

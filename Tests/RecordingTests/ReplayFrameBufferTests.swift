@@ -49,4 +49,26 @@ import Testing
             #expect(reused.events.allSatisfy { $0.time == Self.recorded[i][0].time + 7 })
         }
     }
+
+    @Test("the player's one table of every device's frames: device t's frame i is frame firstFrames[t] + i, an empty device in between included")
+    func joinedTableKeepsEachDevicesFrames() {
+        func events(_ frames: [[InputEvent]]) -> [InputEvent] {
+            frames.flatMap { $0 + [InputEvent(time: $0.first?.time ?? 0, type: EventType.syn, code: SynCode.report, value: 0)] }
+        }
+        let other: [[InputEvent]] = [[InputEvent(time: 5, type: EventType.key, code: 30, value: 1)],
+                                     [InputEvent(time: 9, type: EventType.key, code: 30, value: 0)]]
+        var cut = events(Self.recorded)
+        cut.append(InputEvent(time: 99, type: EventType.rel, code: 0, value: 1))   // after the last report: incomplete
+        let tables = [FrameTable(grouping: cut), FrameTable(), FrameTable(grouping: events(other))]
+        let joined = FrameTable(joining: tables)
+        let first = FrameTable.firstFrames(tables)
+        #expect(first == [0, 6, 6])
+        #expect(joined.ends.count == 8)
+        #expect(joined.incompleteEvents == 1)
+        for (t, table) in tables.enumerated() {
+            for i in table.ends.indices {
+                #expect(joined.frame(first[t] + i, shiftedBy: 3) == table.frame(i, shiftedBy: 3), "device \(t), frame \(i)")
+            }
+        }
+    }
 }
