@@ -10,7 +10,12 @@ extension ReplaySource {
     /// scheduler-confined state, without dynamic exclusivity checks.
     final class Player {
         let infos: [DeviceInfo]
-        let frames: [FrameTable]
+        /// Every device's frames in one table, read through this `let`: a device's own table
+        /// taken out of an array per frame was a copy, a retain and a release of both of its
+        /// arrays per played frame.
+        let frames: FrameTable
+        /// Where each device's frames start in `frames`.
+        let firstFrame: [Int]
         let steps: [Step]
         let scheduler: SchedulerType
         let speed: Double
@@ -40,7 +45,8 @@ extension ReplaySource {
         init(infos: [DeviceInfo], frames: [FrameTable], steps: [Step], scheduler: SchedulerType,
              speed: Double, loop: Bool, removeAtEnd: Bool, loopGap: Int64) {
             self.infos = infos
-            self.frames = frames
+            self.frames = FrameTable(joining: frames)
+            firstFrame = FrameTable.firstFrames(frames)
             self.steps = steps
             self.scheduler = scheduler
             self.speed = speed
@@ -132,7 +138,7 @@ extension ReplaySource {
                     streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable(),
                                                 clock: SampleClock(origin: origin, speed: speed, sampleOrigin: eventOrigin)))
                 case .frame(let i):
-                    let frame = frames[step.device].frame(i, shiftedBy: eventOrigin, reusing: &frameBuffer)
+                    let frame = frames.frame(firstFrame[step.device] + i, shiftedBy: eventOrigin, reusing: &frameBuffer)
                     subjects[step.device].onNext(frame)
                 case .remove:
                     guard present[step.device], loop || removeAtEnd else { continue }
