@@ -95,7 +95,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "evflowd", dependencies: [
-            "Reactive", "InputModel", "DeviceStreams", "DeviceIO", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "SensorProxy", "CSystemd", "CSwiftRuntime",
+            "Reactive", "InputModel", "DeviceStreams", "DeviceIO", "InputDevices", "Sensors", "Recording", "Pipeline", "StateServer", "OptionValues", "SensorProxy", "CSystemd", "CSwiftRuntime", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "MQTTBridgeTests", dependencies: ["MQTTBridge", "EvflowProtocol", "InputModel", "Reactive", "ReactiveTesting"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "Recording", "Pipeline", "InputModel"]),
         // evflowctl's renderers (the report as text, JSON, YAML, HTML; top's screen), imported @testable.
-        .testTarget(name: "EvflowdTests", dependencies: ["evflowd", "Recording", "InputModel"]),
+        .testTarget(name: "EvflowdTests", dependencies: ["evflowd", "Recording", "InputModel", "DeviceIO"]),
         .testTarget(name: "EvflowctlReportTests", dependencies: ["evflowctl", "Pipeline", "NoiseAnalysis", "InputModel", "EvflowProtocol"]),
         .testTarget(name: "StateServerTests", dependencies: ["StateServer", "NoiseAnalysis", "EvflowProtocol", "Recording", "DeviceStreams", "ReactiveTesting",
                                                        .product(name: "NIOCore", package: "swift-nio")]),

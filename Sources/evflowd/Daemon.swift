@@ -37,7 +37,8 @@ struct Daemon: Sendable {
                                           socketPath: options.socketPath)
         let systemd = SystemdService(hub: hub, server: server, inputScheduler: inputScheduler, after: serverReady,
                                      logger: logger)
-        let reload = ReloadService(hub: hub, configPath: options.configPath, logger: logger)
+        let reload = ReloadService(hub: hub, configPath: options.configPath, hangups: HangupSignal.counter,
+                                   loop: inputScheduler, logger: logger)
         let sleep = SleepService(hub: hub, inputScheduler: inputScheduler, after: inputReady, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: input, serviceName: "input"),
@@ -52,6 +53,8 @@ struct Daemon: Sendable {
                                                               after: inputReady, logger: logger),
                                   serviceName: "sensor-proxy"))
         }
+        // SIGTERM/SIGINT: service-lifecycle's one path for them (a dispatch signal source);
+        // SIGHUP is HangupSignal's alone.
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

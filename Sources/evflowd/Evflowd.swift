@@ -106,9 +106,10 @@ struct Evflowd: ParsableCommand {
     }
 
     /// Before anything else, argument parsing included: SIGHUP's default action would end the
-    /// daemon until the reload service traps it (issue #25).
+    /// daemon (issue #25); from here on, for the process's life, a SIGHUP is a count the
+    /// reload service takes (`HangupSignal`).
     static func main() {
-        EarlySIGHUP.install()
+        HangupSignal.install()
         main(nil)
     }
 

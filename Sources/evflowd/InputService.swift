@@ -16,7 +16,6 @@ import Sensors
 import ServiceLifecycle
 import StateServer
 import Synchronization
-import UnixSignals
 
 /// Feeds the hub from the input source; ready once the first enumeration is done; on
 /// shutdown disposes every device session (readers stop, fds close, streams complete). A

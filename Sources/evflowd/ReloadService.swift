@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import DeviceIO
 import InputDevices
 import InputModel
 import Logging
@@ -14,26 +15,33 @@ import Reactive
 import ServiceLifecycle
 import StateServer
 import Synchronization
-import UnixSignals
 
 /// SIGHUP: reload the configuration without losing device state.
 ///
-/// The file is read on a thread of its own: reading can block (a FIFO at the path blocks in
-/// open() until a writer comes), and a reload in progress must not hold up shutdown — the
-/// service stops waiting for the read at graceful shutdown (or cancellation), and a read that
-/// is still blocked ends with the process. A SIGHUP that came before the service was up
-/// (`EarlySIGHUP`) is honoured with one reload once it is.
+/// SIGHUP has one path (`HangupSignal`, installed first thing in `main`): its handler adds one
+/// to an eventfd, which this service watches on the input loop (`SignalCounter.watch(on:)`).
+/// SIGHUPs that come during a reload, or before the service is up, coalesce into one more
+/// reload. The file is read on a thread of its own: reading can block (a FIFO at the path
+/// blocks in open() until a writer comes), and a reload in progress must not hold up shutdown
+/// — the service stops waiting for the read at graceful shutdown (or cancellation), and a read
+/// that is still blocked ends with the process.
 struct ReloadService: Service {
     let hub: DeviceHub
     let configPath: String?
+    /// The process's SIGHUP counter (`HangupSignal.counter`); nil if none could be made.
+    let hangups: SignalCounter?
+    /// The loop that watches `hangups` (the input loop).
+    let loop: InputLoop
     let logger: Logger
 
     func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        // Trapped from here on; one that came since start was only noted.
-        if EarlySIGHUP.take() { await reload(early: true) }
-        for await _ in signals.cancelOnGracefulShutdown() {
-            await reload(early: false)
+        guard let hangups else {
+            logger.error("SIGHUP cannot reload the configuration: no eventfd for it at start; restart to apply a new one")
+            try? await gracefulShutdown()
+            return
+        }
+        for await taken in hangups.watch(on: loop).cancelOnGracefulShutdown() {
+            await reload(early: taken.beforeWatch)
             if Task.isShuttingDownGracefully { break }
         }
     }

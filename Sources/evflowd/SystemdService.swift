@@ -15,7 +15,6 @@ import Reactive
 import ServiceLifecycle
 import StateServer
 import Synchronization
-import UnixSignals
 
 /// READY=1 once devices are enumerated and the socket listens, WATCHDOG=1 at half the
 /// watchdog timeout, STATUS= with the device and client counts whenever one changes,
