@@ -53,8 +53,11 @@ struct E2E {
         warmUp(loop)
         let fdsBeforeMonitor = openFileDescriptorCount() ?? -1
         say("fds before the monitor: \(openFileDescriptorTargets())")
-        let liveBeforeMonitor = LiveResources.count
         let monitor = InputDeviceMonitor(loop: loop)
+        // After the monitor is made: what it owns for its whole life (the subject of power-supply
+        // changes, docs/batteries.md) stays while it does; the check is about what subscribing
+        // to its devices builds.
+        let liveBeforeMonitor = LiveResources.count
         let recorder = Recorder()
         let frameSubscriptions = CounterBox()
         let ports = OutputPorts()
