@@ -23,13 +23,23 @@ public struct FrameAssembler: Sendable {
     }
 
     /// Events of the unfinished frame.
-    public private(set) var pending: [InputEvent] = []
+    public var pending: [InputEvent] { reported ? [] : buffer }
     /// `SYN_DROPPED` events seen.
     public private(set) var droppedCount = 0
 
+    /// The frame being assembled — or, while `reported`, the last frame handed out, still in
+    /// the buffer: it is emptied on the next event, not at the report, so that by then the
+    /// frame has usually been delivered and dropped, the buffer is uniquely referenced again,
+    /// and emptying it keeps its storage. Emptied at the report, it would still be shared with
+    /// the frame just made, and every live frame would allocate a new array (≈ 500
+    /// instructions of U1's frame, docs/benchmarks.md). A frame still held downstream keeps
+    /// its events: emptying a shared buffer allocates a new one, as before.
+    private var buffer: [InputEvent] = []
+    private var reported = false
+
     /// Creates an empty assembler.
     public init() {
-        pending.reserveCapacity(16)
+        buffer.reserveCapacity(16)
     }
 
     /// The rule itself, for callers that keep frames their own way (`FrameTable` stores a
@@ -48,24 +58,28 @@ public struct FrameAssembler: Sendable {
 
     /// Adds one event; returns the frame it completes, if any.
     public mutating func feed(_ event: InputEvent) -> InputFrame? {
+        if reported {
+            buffer.removeAll(keepingCapacity: true)
+            reported = false
+        }
         switch Self.step(event) {
         case .append:
-            pending.append(event)
+            buffer.append(event)
             return nil
         case .report:
-            let frame = InputFrame(time: event.time, events: pending)
-            pending.removeAll(keepingCapacity: true)
-            return frame
+            reported = true
+            return InputFrame(time: event.time, events: buffer)
         case .dropped:
             droppedCount += 1
-            pending.removeAll(keepingCapacity: true)
+            buffer.removeAll(keepingCapacity: true)
             return InputFrame(time: event.time, events: [event])
         }
     }
 
     /// Forgets the unfinished frame (the device went away in the middle of it).
     public mutating func discardPending() {
-        pending.removeAll(keepingCapacity: true)
+        buffer.removeAll(keepingCapacity: true)
+        reported = false
     }
 
     /// The complete frames of `events` (in time order), and the events after the last frame

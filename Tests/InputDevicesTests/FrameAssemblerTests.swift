@@ -67,4 +67,25 @@ struct FrameAssemblerTests {
         #expect(a.pending.isEmpty)
         #expect(a.feed(ev(3, 0, SynCode.report, 0)) == InputFrame(time: 3, events: []))
     }
+
+    @Test("a frame kept downstream keeps its events while the next frames reuse the assembler's buffer; pending is empty after a report")
+    func keptFrameIsNotOverwritten() {
+        var a = FrameAssembler()
+        #expect(a.feed(ev(10, EventType.rel, 0, 1)) == nil)
+        let first = a.feed(ev(10, 0, SynCode.report, 0))
+        #expect(a.pending.isEmpty)
+        #expect(a.feed(ev(20, EventType.rel, 0, 2)) == nil)
+        #expect(a.pending == [ev(20, EventType.rel, 0, 2)])
+        let second = a.feed(ev(20, 0, SynCode.report, 0))
+        // Frames not kept: their buffer is reused in place.
+        for t in Int64(30)..<40 {
+            _ = a.feed(ev(t, EventType.rel, 0, Int32(t)))
+            _ = a.feed(ev(t, 0, SynCode.report, 0))
+        }
+        #expect(first == InputFrame(time: 10, events: [ev(10, EventType.rel, 0, 1)]))
+        #expect(second == InputFrame(time: 20, events: [ev(20, EventType.rel, 0, 2)]))
+        #expect(FrameAssembler.frames(of: [ev(1, EventType.key, 30, 1), ev(1, 0, SynCode.report, 0)]).incomplete.isEmpty)
+        a.discardPending()
+        #expect(a.pending.isEmpty)
+    }
 }
