@@ -32,7 +32,10 @@ final class VirtualDevice {
     let devnode: String
     /// The twin's `inputN` syspath, e.g. `/sys/devices/virtual/input/input12`.
     let syspath: String
-    private var uinput: OpaquePointer?
+    // `uinput` and `scratch` are read per forwarded frame; the device is confined to the input
+    // thread and no access spans a call out, so they skip the run-time exclusivity check (two
+    // calls into the Swift runtime a frame, ~170 instructions of U1's).
+    @exclusivity(unchecked) private var uinput: OpaquePointer?
     /// `EV_KEY` codes down on the twin, in the order they went down.
     private(set) var held: [UInt16] = []
 
@@ -114,7 +117,7 @@ final class VirtualDevice {
     }
 
     /// Reused for every frame: a frame's events as the kernel's `input_event`s.
-    private var scratch: [input_event] = []
+    @exclusivity(unchecked) private var scratch: [input_event] = []
 
     /// `frame` as uinput takes it: its events without `SYN_REPORT`s, then one `SYN_REPORT`
     /// (times zero: the input core stamps what it injects).
