@@ -105,8 +105,7 @@ final class VirtualDevice {
 
     /// `frame` (`encode`) in one `write(2)` to `fd`; `scratch` is reused between frames.
     static func write(_ frame: InputFrame, to fd: Int32, using scratch: inout [input_event]) throws(SystemError) {
-        encode(frame, into: &scratch)
-        let size = scratch.count * MemoryLayout<input_event>.size
+        let size = encode(frame, into: &scratch) * MemoryLayout<input_event>.size
         let written = scratch.withUnsafeBytes { buffer in
             var n: Int
             repeat { n = Glibc.write(fd, buffer.baseAddress, size) } while n < 0 && errno == EINTR
@@ -120,20 +119,22 @@ final class VirtualDevice {
     @exclusivity(unchecked) private var scratch: [input_event] = []
 
     /// `frame` as uinput takes it: its events without `SYN_REPORT`s, then one `SYN_REPORT`
-    /// (times zero: the input core stamps what it injects).
-    static func encode(_ frame: InputFrame, into out: inout [input_event]) {
-        out.removeAll(keepingCapacity: true)
-        for event in frame.events where !(event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT)) {
-            var ev = input_event()
-            ev.type = event.type
-            ev.code = event.code
-            ev.value = event.value
-            out.append(ev)
+    /// (times zero: the input core stamps what it injects), written over the start of `out`;
+    /// returns how many. `out` only grows (to the longest frame's length), so a frame costs
+    /// no allocation and no `removeAll` — which went through the standard library's generic
+    /// `replaceSubrange`, a third of this function's instructions in U1's profile.
+    static func encode(_ frame: InputFrame, into out: inout [input_event]) -> Int {
+        let needed = frame.events.count + 1
+        if out.count < needed { out.append(contentsOf: repeatElement(input_event(), count: needed - out.count)) }
+        return out.withUnsafeMutableBufferPointer { buffer in
+            var n = 0
+            for event in frame.events where !(event.type == UInt16(EV_SYN) && event.code == UInt16(SYN_REPORT)) {
+                buffer[n] = input_event(time: timeval(), type: event.type, code: event.code, value: event.value)
+                n += 1
+            }
+            buffer[n] = input_event(time: timeval(), type: UInt16(EV_SYN), code: UInt16(SYN_REPORT), value: 0)
+            return n + 1
         }
-        var syn = input_event()
-        syn.type = UInt16(EV_SYN)
-        syn.code = UInt16(SYN_REPORT)
-        out.append(syn)
     }
 
     /// Writes a release for every key and button held on the twin, then a `SYN_REPORT`;
