@@ -186,11 +186,21 @@ public final class DeviceHub: @unchecked Sendable {
                     if hasPort, output.observeRaw(frame) { self?.checkPanicChord() }
                 },
                 onUpdate: { frame, counters in
+                    guard let frame else {
+                        slot.write { $0.setCounters(counters) }
+                        return
+                    }
+                    // The filter's every output comes here first, then to `downstream`: the
+                    // twin is written here, before the slot and the histogram, so the
+                    // desktop does not wait for them (U1, docs/benchmarks.md); its age is
+                    // taken before the write, as it was.
+                    let filteredAt = clock.now
+                    if hasPort { output.write(frame) }   // to the twin, while grabbed: same thread, same frame
                     slot.write { w in
-                        if let frame { w.apply(frame) }
+                        w.apply(frame)
                         w.setCounters(counters)
                     }
-                    if let frame { latency.recordFiltered(clock.now - frame.time) }
+                    latency.recordFiltered(filteredAt - frame.time)
                 },
                 onSpurious: { [weak self, weak session] code in
                     guard let self, let session else { return }
@@ -200,8 +210,7 @@ public final class DeviceHub: @unchecked Sendable {
                 downstream: AnyObserver { event in
                     switch event {
                     case .next(let frame):
-                        if hasPort { output.write(frame) }   // to the twin, while grabbed: same thread, same frame
-                        filtered.onNext(frame)
+                        filtered.onNext(frame)   // the twin has it already (onUpdate)
                     case .error, .completed: observer.onCompleted()
                     }
                 }))

@@ -18,7 +18,8 @@ extension ObservableType where Element == InputFrame {
     ///   codes whose filter did not change keep their state; what a changed filter held is
     ///   delivered at once as a frame of its own (`NoiseFilter.configure`).
     /// - `onUpdate`: called after every step, inside the gate, with the frame delivered (or
-    ///   nil) and the counters — the state store's writer.
+    ///   nil) and the counters — the state store's writer — before the frame goes downstream
+    ///   (the hub writes a grabbed device's twin there: it is the first to see each output).
     /// - `onSpurious`: called inside the gate with a key code whose spurious-release method
     ///   just turned on by itself (`SpuriousMode.auto`).
     /// - Time: windows are measured in event time (frame times). Values that settled before
