@@ -5,8 +5,10 @@ it under QEMU icount; nothing here needs systemd).
 
 Usage: u1.py BIN_DIR U1BENCH OUT_DIR
 
-Three forwarders, one after the other, at 1 kHz (2,000 frames) and 8 kHz (8,000 frames):
+Four forwarders, one after the other, at 1 kHz (2,000 frames) and 8 kHz (8,000 frames):
   floor               `u1bench floor SRC`
+  floor-loop          `u1bench floor --event-loop SRC`: the floor with evflowd's system calls
+                      (epoll_wait, read, write, the read that answers EAGAIN) and none of its code
   interception-tools  `interception -g SRC | uinput -d SRC`
   evflowd             BIN_DIR/evflowd started here, as root, with the shipped evflow.yaml and
                       one `output: virtual` rule for the source (started only for its own rows:
@@ -86,7 +88,7 @@ def drive(bench, label, rate, count, start_forwarder, ends_with_source=True, raw
     """One measurement; START_FORWARDER(source node) returns the forwarder's Popen, which
     ends when the source is destroyed if ENDS_WITH_SOURCE (evflowd does not)."""
     src = f"evflow-u1 {label} {rate}"
-    twin = {"floor": f"{src} (floor)", "interception-tools": src, "evflowd": src + TWIN_SUFFIX}[label]
+    twin = {"floor": f"{src} (floor)", "floor-loop": f"{src} (floor)", "interception-tools": src, "evflowd": src + TWIN_SUFFIX}[label]
     d = subprocess.Popen([bench, "drive", "--name", src, "--twin", twin, "--rate", str(rate), "--count",
                           str(count), "--label", label] + (["--raw", raw] if raw else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -159,6 +161,8 @@ def main():
 
     for rate, count in RATES:
         measure("floor", rate, count, lambda node: subprocess.Popen([bench, "floor", node], stderr=subprocess.DEVNULL))
+        measure("floor-loop", rate, count,
+                lambda node: subprocess.Popen([bench, "floor", "--event-loop", node], stderr=subprocess.DEVNULL))
         # (Debian installs interception-tools' `intercept` as `interception`.)
         measure("interception-tools", rate, count, lambda node: subprocess.Popen(
             ["bash", "-c", f"interception -g {node} | uinput -d {node}"], stderr=subprocess.DEVNULL))

@@ -7,6 +7,14 @@
 //       (EVIOCGRAB) and copies every event it reads to the uinput device, unchanged, on one
 //       thread: read() -> one write() per frame (events up to SYN_REPORT), no filtering.
 //
+//   u1bench floor --event-loop SOURCE_NODE
+//       The same floor in an event loop's shape, as evflowd reads: the source opened
+//       O_NONBLOCK and watched by epoll (level-triggered); each wake-up reads until read()
+//       says EAGAIN, writing each frame as it is whole. The system calls a frame costs are
+//       evflowd's (epoll_wait, read, write, the read that answers EAGAIN) with none of its
+//       work in user space: the gap between this and `floor` is what the event loop's shape
+//       costs, the gap between evflowd and this is what evflowd's own code costs.
+//
 //   u1bench drive --name NAME --twin NAME --rate HZ --count N [--label TEXT] [--raw FILE]
 //       The source and the measurement. Creates a uinput mouse NAME (the "physical" device),
 //       waits until a device named --twin other than itself appears (the forwarder's twin),
@@ -42,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,8 +87,8 @@ static int write_all(int fd, const void *buf, size_t len) {
 }
 
 // ------------------------------------------------------------------ floor
-static int floor_main(const char *source) {
-    int in = open(source, O_RDONLY | O_CLOEXEC);
+static int floor_main(const char *source, int event_loop) {
+    int in = open(source, O_RDONLY | O_CLOEXEC | (event_loop ? O_NONBLOCK : 0));
     if (in < 0) die(source);
     char name[UINPUT_MAX_NAME_SIZE] = {0};
     if (ioctl(in, EVIOCGNAME(sizeof name - 1), name) < 0) die("EVIOCGNAME");
@@ -115,11 +124,23 @@ static int floor_main(const char *source) {
     // read buffer at once (up to 64 events) put a burst of frames into the twin's readers'
     // buffers in one system call, faster than a reader on the one vCPU could drain them: the
     // earlier floor lost 38 % of the frames at 8 kHz to SYN_DROPPED.
+    int ep = -1;
+    if (event_loop) {
+        ep = epoll_create1(EPOLL_CLOEXEC);
+        if (ep < 0) die("epoll_create1");
+        struct epoll_event watch = {.events = EPOLLIN};
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, in, &watch) < 0) die("epoll_ctl");
+    }
     struct input_event buf[64];
     size_t have = 0;                             // events in buf, the last frame not yet whole
     for (;;) {
         ssize_t n = read(in, buf + have, sizeof buf - have * sizeof buf[0]);
         if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {          // --event-loop: drained; wait for readiness
+            struct epoll_event ready;
+            if (epoll_wait(ep, &ready, 1, -1) < 0 && errno != EINTR) die("epoll_wait");
+            continue;
+        }
         if (n <= 0) break;                       // ENODEV: the source is gone
         have += (size_t)n / sizeof buf[0];
         size_t start = 0;
@@ -352,9 +373,10 @@ static int drive_main(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "floor")) return floor_main(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "floor")) return floor_main(argv[2], 0);
+    if (argc == 4 && !strcmp(argv[1], "floor") && !strcmp(argv[2], "--event-loop")) return floor_main(argv[3], 1);
     if (argc >= 2 && !strcmp(argv[1], "drive")) return drive_main(argc, argv);
-    fprintf(stderr, "usage: u1bench floor SOURCE_NODE\n"
+    fprintf(stderr, "usage: u1bench floor [--event-loop] SOURCE_NODE\n"
                     "       u1bench drive --name NAME --twin NAME --rate HZ --count N [--label TEXT] [--raw FILE]\n");
     return 2;
 }
