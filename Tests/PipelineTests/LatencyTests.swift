@@ -113,4 +113,22 @@ import Testing
         #expect(near(a.summary.max, 7_000_000) && near(a.summary.p50, 5_000_000))
         #expect(b.count == 1)
     }
+
+    @Test("a device's ages are noted on the twin's path and recorded after it: each exactly once, a reading includes the noted ones, a second note records the first")
+    func notedAges() {
+        let latency = DeviceLatency()
+        latency.noteRead(1_000_000)
+        latency.noteFiltered(2_000_000)
+        #expect(latency.snapshot.read.count == 1 && latency.snapshot.filtered.count == 1)   // noted, read
+        #expect(latency.read.count == 0)                                                    // not yet recorded
+        latency.recordNoted()
+        latency.recordNoted()                                                               // nothing twice
+        #expect(latency.read.count == 1 && latency.filtered.count == 1)
+        latency.noteRead(3_000_000)
+        latency.noteRead(4_000_000)                                                         // a frame the filter held: no recordNoted between
+        #expect(latency.read.count == 2 && latency.snapshot.read.count == 3)
+        latency.recordNoted()
+        #expect(latency.read.count == 3 && latency.filtered.count == 1)
+        #expect(near(latency.read.summary.max, 4_000_000))
+    }
 }

@@ -179,28 +179,25 @@ public final class DeviceHub: @unchecked Sendable {
                 stream.frames, session.initialSettings, scheduler: scheduler, clock: stream.clock,
                 settingsUpdates: session.settings.asObservable(),
                 onFrame: { [weak self] frame in
-                    latency.recordRead(clock.now - frame.time)
+                    latency.noteRead(clock.now - frame.time)
                     raw.onNext(frame)
                     // Before filtering: the grab waits on the raw key state, and the panic
                     // chord must work even if the filter would hold its keys.
                     if hasPort, output.observeRaw(frame) { self?.checkPanicChord() }
                 },
-                onUpdate: { frame, counters in
-                    guard let frame else {
-                        slot.write { $0.setCounters(counters) }
-                        return
-                    }
-                    // The filter's every output comes here first, then to `downstream`: the
-                    // twin is written here, before the slot and the histogram, so the
-                    // desktop does not wait for them (U1, docs/benchmarks.md); its age is
-                    // taken before the write, as it was.
-                    let filteredAt = clock.now
+                // The filter's every output comes here first: its age is taken, and the twin
+                // written, before the slot and the histograms (`onUpdate`), so the desktop waits
+                // for none of the bookkeeping (U1, docs/benchmarks.md).
+                onOutput: { frame in
+                    latency.noteFiltered(clock.now - frame.time)
                     if hasPort { output.write(frame) }   // to the twin, while grabbed: same thread, same frame
+                },
+                onUpdate: { frame, counters in
                     slot.write { w in
-                        w.apply(frame)
+                        if let frame { w.apply(frame) }
                         w.setCounters(counters)
                     }
-                    latency.recordFiltered(filteredAt - frame.time)
+                    latency.recordNoted()
                 },
                 onSpurious: { [weak self, weak session] code in
                     guard let self, let session else { return }
@@ -210,7 +207,7 @@ public final class DeviceHub: @unchecked Sendable {
                 downstream: AnyObserver { event in
                     switch event {
                     case .next(let frame):
-                        filtered.onNext(frame)   // the twin has it already (onUpdate)
+                        filtered.onNext(frame)   // the twin has it already (onOutput)
                     case .error, .completed: observer.onCompleted()
                     }
                 }))

@@ -18,8 +18,7 @@ extension ObservableType where Element == InputFrame {
     ///   codes whose filter did not change keep their state; what a changed filter held is
     ///   delivered at once as a frame of its own (`NoiseFilter.configure`).
     /// - `onUpdate`: called after every step, inside the gate, with the frame delivered (or
-    ///   nil) and the counters — the state store's writer — before the frame goes downstream
-    ///   (the hub writes a grabbed device's twin there: it is the first to see each output).
+    ///   nil) and the counters — the state store's writer — before the frame goes downstream.
     /// - `onSpurious`: called inside the gate with a key code whose spurious-release method
     ///   just turned on by itself (`SpuriousMode.auto`).
     /// - Time: windows are measured in event time (frame times). Values that settled before
@@ -46,16 +45,19 @@ extension ObservableType where Element == InputFrame {
 enum NoiseFilterStage {
     /// Subscribes the filter to `frames`, delivering to `downstream`, with `filterNoise`'s
     /// semantics; `onFrame` sees each frame as it arrives, before the filter (on the delivering
-    /// thread). The returned disposable disposes the frames' and settings' subscriptions and
+    /// thread); `onOutput` sees each frame the filter lets out, before `onUpdate` and
+    /// `downstream` (`NoiseFilterMachine.deliver`). The returned disposable disposes the frames' and settings' subscriptions and
     /// the timer.
     static func subscribe(_ frames: Observable<InputFrame>, _ settings: DeviceFilterSettings, scheduler: SchedulerType,
                           clock: SampleClock = .live, settingsUpdates: Observable<DeviceFilterSettings>,
                           onFrame: ((InputFrame) -> Void)? = nil,
+                          onOutput: ((InputFrame) -> Void)? = nil,
                           onUpdate: ((InputFrame?, DeviceCounters) -> Void)?,
                           onSpurious: ((UInt16) -> Void)?,
                           downstream: AnyObserver<InputFrame>) -> Disposable {
         let sink = TimedSink(NoiseFilterMachine(downstream: downstream, filter: NoiseFilter(settings: settings),
-                                                onUpdate: onUpdate, onSpurious: onSpurious, clock: clock),
+                                                onOutput: onOutput, onUpdate: onUpdate, onSpurious: onSpurious,
+                                                clock: clock),
                              scheduler: scheduler)
         let settingsSubscription = settingsUpdates.subscribe(onNext: { [weak sink] in sink?.send(.configure($0)) })
         // Strong: the source holds this observer only until it ends or is disposed, and the
@@ -89,6 +91,7 @@ struct NoiseFilterMachine: TimedMachine {
     }
 
     private let downstream: AnyObserver<InputFrame>
+    private let onOutput: ((InputFrame) -> Void)?
     private let onUpdate: ((InputFrame?, DeviceCounters) -> Void)?
     private let onSpurious: ((UInt16) -> Void)?
     private var filter: NoiseFilter
@@ -97,10 +100,11 @@ struct NoiseFilterMachine: TimedMachine {
     private var timer: EventTimeTimer
     private var reported = 0
 
-    init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter,
+    init(downstream: AnyObserver<InputFrame>, filter: NoiseFilter, onOutput: ((InputFrame) -> Void)? = nil,
          onUpdate: ((InputFrame?, DeviceCounters) -> Void)?, onSpurious: ((UInt16) -> Void)? = nil,
          clock: SampleClock = .live) {
         self.downstream = downstream
+        self.onOutput = onOutput
         self.filter = filter
         timer = EventTimeTimer(clock: clock)
         self.onUpdate = onUpdate
@@ -118,18 +122,17 @@ struct NoiseFilterMachine: TimedMachine {
             while let due = next, due <= frame.time {
                 let settled = filter.fire(at: due)
                 report()
-                onUpdate?(settled, filter.counters)
-                if let settled { downstream.on(.next(settled)) }
+                deliver(settled)
                 next = filter.nextDeadline
             }
+            // Into a local first: as the argument of `deliver`, the filter would be stepped
+            // after `self` was taken for the call, and `deliver` would read the old counters.
             let out = filter.process(frame)
-            onUpdate?(out, filter.counters)
-            if let out { downstream.on(.next(out)) }
+            deliver(out)
         case .configure(let settings):
             // What the old filters held is delivered, not lost (NoiseFilter.configure).
             let out = filter.configure(settings)
-            onUpdate?(out, filter.counters)
-            if let out { downstream.on(.next(out)) }
+            deliver(out)
         case .event(let stop):   // completed or an error: values still held are dropped, the device is gone
             EventTimeTimer.end(stop, downstream, sink)
             return
@@ -141,9 +144,17 @@ struct NoiseFilterMachine: TimedMachine {
         guard let deadline = timer.take(token, sink) else { return }   // stale timer
         let out = filter.fire(at: deadline)
         report()
+        deliver(out)
+        rearm(sink)
+    }
+
+    /// One step's result, in this order: `onOutput` (the hub writes a grabbed device's twin
+    /// there, so the desktop waits for nothing else), `onUpdate` with the counters (the state
+    /// store's writer; called for every step, with nil when nothing came out), downstream.
+    private func deliver(_ out: InputFrame?) {
+        if let out { onOutput?(out) }
         onUpdate?(out, filter.counters)
         if let out { downstream.on(.next(out)) }
-        rearm(sink)
     }
 
     /// Tells `onSpurious` about codes whose spurious-release method just turned on.

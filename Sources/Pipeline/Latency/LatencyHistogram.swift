@@ -95,23 +95,44 @@ final class DeviceLatency {
     private let busy = Atomic<Bool>(false)
     #endif
 
-    /// Records a frame's age at `read`.
+    /// Ages taken but not yet recorded (`noteRead`, `noteFiltered`): a frame's ages are taken
+    /// on its way to the twin and recorded after the twin is written (`recordNoted`), so the
+    /// records — a hundred instructions or so each — are not on the twin's path.
+    @exclusivity(unchecked) private var notedRead: Int64?
+    @exclusivity(unchecked) private var notedFiltered: Int64?
+
+    /// Takes a frame's age at `read`; recorded by `recordNoted` (or by the next `noteRead`).
     @inline(__always)
-    func recordRead(_ age: Int64) {
+    func noteRead(_ age: Int64) {
         enter(); defer { leave() }
-        read.record(age)
+        if let noted = notedRead { read.record(noted) }
+        notedRead = age
     }
 
-    /// Records a frame's age at `filtered`.
+    /// Takes a frame's age at `filtered`; recorded by `recordNoted` (or by the next `noteFiltered`).
     @inline(__always)
-    func recordFiltered(_ age: Int64) {
+    func noteFiltered(_ age: Int64) {
         enter(); defer { leave() }
-        filtered.record(age)
+        if let noted = notedFiltered { filtered.record(noted) }
+        notedFiltered = age
     }
 
-    /// Both histograms, copied.
+    /// Records the ages noted since the last call.
+    @inline(__always)
+    func recordNoted() {
+        enter(); defer { leave() }
+        if let noted = notedRead { read.record(noted) }
+        if let noted = notedFiltered { filtered.record(noted) }
+        notedRead = nil
+        notedFiltered = nil
+    }
+
+    /// Both histograms, copied, with any age noted and not yet recorded.
     var snapshot: (read: LatencyHistogram, filtered: LatencyHistogram) {
         enter(); defer { leave() }
+        var (read, filtered) = (self.read, self.filtered)
+        if let noted = notedRead { read.record(noted) }
+        if let noted = notedFiltered { filtered.record(noted) }
         return (read, filtered)
     }
 
