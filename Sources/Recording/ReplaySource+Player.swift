@@ -26,8 +26,10 @@ extension ReplaySource {
         let finished = BehaviorSubject<Bool>(value: false)
         let started = BehaviorSubject<Bool>(value: false)
         /// One subject per device and pass (a looping replay re-adds devices with fresh
-        /// streams); replaced right before the device's stream is announced.
-        @exclusivity(unchecked) private var subjects: [PublishSubject<InputFrame>]
+        /// streams); replaced right before the device's stream is announced. Confined: the
+        /// player sends only on the scheduler, and the hub subscribes and disposes there, so a
+        /// frame passes no gate on its way to the filter stage (R1, docs/benchmarks.md).
+        @exclusivity(unchecked) private var subjects: [ConfinedSubject<InputFrame>]
         @exclusivity(unchecked) private var cursor = 0
         @exclusivity(unchecked) private var origin: Int64 = 0
         /// Event time of recording time 0 in the current pass (`origin` on the first pass;
@@ -53,7 +55,7 @@ extension ReplaySource {
             self.loop = loop
             self.removeAtEnd = removeAtEnd
             self.loopGap = loopGap
-            subjects = infos.map { _ in PublishSubject<InputFrame>() }
+            subjects = infos.map { _ in ConfinedSubject<InputFrame>() }
             present = infos.map { _ in false }
         }
 
@@ -133,7 +135,7 @@ extension ReplaySource {
                 switch step.kind {
                 case .add:
                     present[step.device] = true
-                    let subject = PublishSubject<InputFrame>()
+                    let subject = ConfinedSubject<InputFrame>()
                     subjects[step.device] = subject
                     streams.onNext(DeviceStream(info: infos[step.device], frames: subject.asObservable(),
                                                 clock: SampleClock(origin: origin, speed: speed, sampleOrigin: eventOrigin)))

@@ -221,8 +221,9 @@ public final class ReplaySource: @unchecked Sendable {
 
     /// One stream per device and appearance (per pass, when looping), in the replay's order;
     /// its frames complete when the replay removes the device. `frames` may be subscribed any number of
-    /// times, from the handler that receives the stream (it is hot: frames delivered before a
-    /// subscription are not repeated). The first subscription starts the replay (on the
+    /// times, from the handler that receives the stream or later on the scheduler — never from
+    /// another thread while the scheduler runs: a device's frames are a `ConfinedSubject`'s,
+    /// which has no gate (it is hot: frames delivered before a subscription are not repeated). The first subscription starts the replay (on the
     /// scheduler); disposing it stops the replay and completes the devices still present.
     /// Once started, the replay plays until it ends or is stopped that way, even when this
     /// object is no longer referenced.
