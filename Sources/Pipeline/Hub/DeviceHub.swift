@@ -179,25 +179,32 @@ public final class DeviceHub: @unchecked Sendable {
                 stream.frames, session.initialSettings, scheduler: scheduler, clock: stream.clock,
                 settingsUpdates: session.settings.asObservable(),
                 onFrame: { [weak self] frame in
-                    latency.noteRead(clock.now - frame.time)
+                    // With a port, the ages are noted on the way to the twin and recorded
+                    // after its write (`onUpdate`); without one nothing waits for them.
+                    if hasPort { latency.noteRead(clock.now - frame.time) } else { latency.recordRead(clock.now - frame.time) }
                     raw.onNext(frame)
                     // Before filtering: the grab waits on the raw key state, and the panic
                     // chord must work even if the filter would hold its keys.
                     if hasPort, output.observeRaw(frame) { self?.checkPanicChord() }
                 },
-                // The filter's every output comes here first: its age is taken, and the twin
-                // written, before the slot and the histograms (`onUpdate`), so the desktop waits
-                // for none of the bookkeeping (U1, docs/benchmarks.md).
-                onOutput: { frame in
+                // The filter's every output comes here first: its age is taken and the twin
+                // written before the slot and the histograms (`onUpdate`), so the desktop waits
+                // for none of the bookkeeping (U1, docs/benchmarks.md). A device without a port
+                // (a replay) has no hook here.
+                onOutput: hasPort ? { frame in
                     latency.noteFiltered(clock.now - frame.time)
-                    if hasPort { output.write(frame) }   // to the twin, while grabbed: same thread, same frame
-                },
+                    output.write(frame)   // to the twin, while grabbed: same thread, same frame
+                } : nil,
                 onUpdate: { frame, counters in
                     slot.write { w in
                         if let frame { w.apply(frame) }
                         w.setCounters(counters)
                     }
-                    latency.recordNoted()
+                    if hasPort {
+                        latency.recordNoted()
+                    } else if let frame {
+                        latency.recordFiltered(clock.now - frame.time)
+                    }
                 },
                 onSpurious: { [weak self, weak session] code in
                     guard let self, let session else { return }

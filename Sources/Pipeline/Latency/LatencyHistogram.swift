@@ -95,6 +95,20 @@ final class DeviceLatency {
     private let busy = Atomic<Bool>(false)
     #endif
 
+    /// Records a frame's age at `read` (a device without a twin: nothing waits for it).
+    @inline(__always)
+    func recordRead(_ age: Int64) {
+        enter(); defer { leave() }
+        read.record(age)
+    }
+
+    /// Records a frame's age at `filtered` (a device without a twin).
+    @inline(__always)
+    func recordFiltered(_ age: Int64) {
+        enter(); defer { leave() }
+        filtered.record(age)
+    }
+
     /// Ages taken but not yet recorded (`noteRead`, `noteFiltered`): a frame's ages are taken
     /// on its way to the twin and recorded after the twin is written (`recordNoted`), so the
     /// records — a hundred instructions or so each — are not on the twin's path.
